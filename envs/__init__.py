@@ -1,0 +1,1 @@
+"""Bundled MJCF scenes (one per environment), installed as ``mechgym.envs``."""

@@ -1,0 +1,164 @@
+"""``backend="mujoco"``: MuJoCo exactly as the scene says (integrator, contact parameters untouched).
+
+It is the reference the in-house engine is cross-checked against. What mechgym adds on top:
+- time is ``step_count * dt`` (MuJoCo's ``data.time`` accumulates and is not used);
+- force windows: during the step [t, t + dt) a window contributes ``force * overlap / dt`` to
+  ``xfrc_applied``; MuJoCo's semi-implicit Euler turns that into the impulse ``force * overlap``;
+- impacts: a geom pair absent from the previous step's contacts and present in this step's is an
+  event at the step's start time (MuJoCo only sees contacts at steps; nothing is interpolated).
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+from ..simulator import BodyState, Contact, Event, Simulator
+
+_STATE = mujoco.mjtState.mjSTATE_INTEGRATION
+_DIVERGENCE_WARNINGS = (
+    mujoco.mjtWarning.mjWARN_BADQPOS,
+    mujoco.mjtWarning.mjWARN_BADQVEL,
+    mujoco.mjtWarning.mjWARN_BADQACC,
+)
+
+
+class MujocoSimulator(Simulator):
+    backend_name = "mujoco"
+
+    def __init__(self, model: mujoco.MjModel, dt: float | None):
+        super().__init__(model, dt)
+        self.data = mujoco.MjData(model)
+        self._touching: frozenset[tuple[int, int]] = frozenset()
+        self._derived_current = False
+        self._reset_physics()
+
+    # ----------------------------------------------------------------- stepping
+    def _advance(self, n: int) -> None:
+        model, data, dt = self.model, self.data, self._dt
+        for _ in range(n):
+            t0 = self._step_count * dt
+            if self._windows:
+                self._load_windows(t0, t0 + dt)
+            warned = self._divergence_count()
+            mujoco.mj_step(model, data)
+            if self._divergence_count() != warned or not (
+                np.isfinite(data.qpos).all() and np.isfinite(data.qvel).all()
+            ):
+                self._fail("MuJoCo's state became non-finite or unstable (it reset the data)")
+            self._step_count += 1
+            self._record_impacts(t0)
+        self._derived_current = False
+
+    def _divergence_count(self) -> int:
+        return sum(self.data.warning[w].number for w in _DIVERGENCE_WARNINGS)
+
+    def _load_windows(self, t0: float, t1: float) -> None:
+        """Average every window over [t0, t1) into ``xfrc_applied``; drop windows already over."""
+        xfrc = self.data.xfrc_applied
+        xfrc[:] = 0.0
+        for window in self._windows:
+            share = window.overlap(t0, t1) / (t1 - t0)
+            if share > 0.0:
+                xfrc[window.body, :3] += share * window.force
+                xfrc[window.body, 3:] += share * window.torque
+        self._windows = [w for w in self._windows if w.stop > t1]
+
+    def _record_impacts(self, t0: float) -> None:
+        """After ``mj_step`` the contacts and velocities in ``data`` are those of the step's start."""
+        contact = self.data.contact
+        pairs = frozenset(tuple(sorted(g)) for g in contact.geom[: self.data.ncon].tolist())
+        for pair in sorted(pairs - self._touching):
+            index = [i for i in range(self.data.ncon) if tuple(sorted(contact.geom[i])) == pair]
+            speed = max(self._approach_speed(i) for i in index)
+            if speed > 0.0:
+                first = contact.geom[index[0]]
+                self._events.append(Event(t0, self.geom_name(first[0]), self.geom_name(first[1]), speed))
+        self._touching = pairs
+
+    def _approach_speed(self, i: int) -> float:
+        """-(v2 - v1) . n at contact i's point: positive when geom2 closes on geom1."""
+        contact = self.data.contact
+        normal = contact.frame[i, :3]
+        point = contact.pos[i]
+        g1, g2 = contact.geom[i]
+        relative = self._point_velocity(self.model.geom_bodyid[g2], point) - self._point_velocity(
+            self.model.geom_bodyid[g1], point)
+        return float(-relative @ normal)
+
+    def _point_velocity(self, body: int, point: np.ndarray) -> np.ndarray:
+        velocity = np.zeros(6)
+        mujoco.mj_objectVelocity(self.model, self.data, mujoco.mjtObj.mjOBJ_XBODY, body, velocity, 0)
+        return velocity[3:] + np.cross(velocity[:3], point - self.data.xpos[body])
+
+    def _derived(self) -> mujoco.MjData:
+        """``data`` with positions, velocities, contacts and forces computed for the current state.
+
+        ``mj_forward`` writes only derived quantities, never the state (qacc_warmstart included), so
+        looking does not change the continuation.
+        """
+        if not self._derived_current:
+            mujoco.mj_forward(self.model, self.data)
+            self._derived_current = True
+        return self.data
+
+    # ----------------------------------------------------------------- observations
+    @property
+    def qpos(self) -> np.ndarray:
+        return self.data.qpos.copy()
+
+    @property
+    def qvel(self) -> np.ndarray:
+        return self.data.qvel.copy()
+
+    def _ctrl_array(self) -> np.ndarray:
+        return self.data.ctrl
+
+    def _body_state(self, body: int) -> BodyState:
+        data = self._derived()
+        velocity = np.zeros(6)
+        mujoco.mj_objectVelocity(self.model, data, mujoco.mjtObj.mjOBJ_XBODY, body, velocity, 0)
+        return BodyState(data.xpos[body].copy(), data.xquat[body].copy(), velocity[3:].copy(),
+                         velocity[:3].copy())
+
+    def energy(self) -> float:
+        """K = 1/2 qvel . M qvel,  U = -sum_b m_b g . c_b (c_b: body centre of mass)."""
+        data = self._derived()
+        momentum = np.zeros(self.model.nv)
+        mujoco.mj_mulM(self.model, data, momentum, data.qvel)
+        kinetic = 0.5 * float(data.qvel @ momentum)
+        potential = -float(self.model.body_mass @ (data.xipos @ self.model.opt.gravity))
+        return kinetic + potential
+
+    def contacts(self) -> list[Contact]:
+        data = self._derived()
+        result = []
+        wrench = np.zeros(6)
+        for i in range(data.ncon):
+            mujoco.mj_contactForce(self.model, data, i, wrench)
+            frame = data.contact.frame[i].reshape(3, 3)
+            g1, g2 = data.contact.geom[i]
+            result.append(Contact(self.geom_name(g1), self.geom_name(g2), data.contact.pos[i].copy(),
+                                  frame[0].copy(), float(wrench[0]), wrench[1] * frame[1] + wrench[2] * frame[2]))
+        return result
+
+    # ----------------------------------------------------------------- state
+    def _physics_state(self):
+        state = np.empty(mujoco.mj_stateSize(self.model, _STATE))
+        mujoco.mj_getState(self.model, self.data, state, _STATE)
+        state.setflags(write=False)
+        return state, self._touching
+
+    def _restore_physics(self, physics) -> None:
+        state, touching = physics
+        mujoco.mj_setState(self.model, self.data, state, _STATE)
+        self._touching = touching
+        self._derived_current = False
+
+    def _reset_physics(self) -> None:
+        if self.model.nkey > 0:
+            mujoco.mj_resetDataKeyframe(self.model, self.data, 0)
+        else:
+            mujoco.mj_resetData(self.model, self.data)
+        self._touching = frozenset()
+        self._derived_current = False

@@ -1,0 +1,21 @@
+"""The two error types mechgym raises beyond the builtin ``ValueError`` for bad arguments."""
+
+
+class SceneError(Exception):
+    """A scene that a backend cannot run.
+
+    ``code`` is a stable, dotted string (for example ``"custom.unknown-geom"``) that callers and tests
+    may match on; the message names the element and the feature at fault.
+    """
+
+    def __init__(self, code: str, message: str):
+        super().__init__(f"[{code}] {message}")
+        self.code = code
+        self.message = message
+
+
+class SimulationError(RuntimeError):
+    """The simulation itself failed, for example its state became non-finite.
+
+    The simulator that raised it refuses to step until ``reset()`` or ``set_state()``.
+    """

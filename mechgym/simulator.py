@@ -1,0 +1,258 @@
+"""The Simulator interface that every backend implements, and the value types it returns.
+
+Units: SI throughout (m, s, kg, N, N m, rad). Frames: world unless a name says otherwise.
+Quaternions are (w, x, y, z). Time is ``step_count * dt``, never accumulated.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import mujoco
+import numpy as np
+
+from .errors import SimulationError
+from .scene import name_of
+
+
+@dataclass(frozen=True)
+class BodyState:
+    """Pose and velocity of a body frame: pos (m), quat (w, x, y, z), linvel (m/s) of the frame's
+    origin and angvel (rad/s), all in the world frame."""
+
+    pos: np.ndarray
+    quat: np.ndarray
+    linvel: np.ndarray
+    angvel: np.ndarray
+
+
+@dataclass(frozen=True)
+class Contact:
+    """One contact point between two geoms, in the world frame.
+
+    normal points from geom1 to geom2 (unit); normal_force (N, >= 0) pushes geom2 along +normal;
+    friction_force (N) is the tangential force on geom2.
+    """
+
+    geom1: str
+    geom2: str
+    pos: np.ndarray
+    normal: np.ndarray
+    normal_force: float
+    friction_force: np.ndarray
+
+
+@dataclass(frozen=True)
+class Event:
+    """An impact: two geoms that were apart came into contact at ``time`` (s), closing along the
+    contact normal at ``speed`` (m/s, > 0)."""
+
+    time: float
+    geom1: str
+    geom2: str
+    speed: float
+
+
+@dataclass(frozen=True)
+class ForceWindow:
+    """A world-frame force (N) and torque (N m) on a body's centre of mass, active on [start, stop) s."""
+
+    body: int
+    force: np.ndarray
+    torque: np.ndarray
+    start: float
+    stop: float
+
+    def overlap(self, t0: float, t1: float) -> float:
+        """Seconds of [t0, t1) during which the window is active."""
+        return max(0.0, min(t1, self.stop) - max(t0, self.start))
+
+
+@dataclass(frozen=True)
+class SimState:
+    """Everything needed to continue a run bit for bit; ``physics`` is backend-specific."""
+
+    backend: str
+    step_count: int
+    windows: tuple[ForceWindow, ...]
+    events: tuple[Event, ...]
+    physics: Any
+
+
+def validate_dt(dt: float) -> float:
+    """Return ``dt`` as a float, or raise ``ValueError`` unless it is a positive finite number of seconds."""
+    if isinstance(dt, bool) or not isinstance(dt, int | float | np.floating | np.integer):
+        raise ValueError(f"dt must be a positive finite number of seconds, got {dt!r}")
+    if not (math.isfinite(dt) and dt > 0):
+        raise ValueError(f"dt must be a positive finite number of seconds, got {dt!r}")
+    return float(dt)
+
+
+def _finite_vector3(value, what: str) -> np.ndarray:
+    array = np.array(value, dtype=float)
+    if array.shape != (3,) or not np.isfinite(array).all():
+        raise ValueError(f"{what} must be three finite numbers, got {value!r}")
+    array.setflags(write=False)
+    return array
+
+
+class Simulator(ABC):
+    """A scene stepping in time on one backend. Build it with :func:`mechgym.load`."""
+
+    backend_name: ClassVar[str]
+
+    def __init__(self, model: mujoco.MjModel, dt: float | None):
+        if dt is not None:
+            model.opt.timestep = validate_dt(dt)
+        self.model = model
+        self._dt = validate_dt(float(model.opt.timestep))
+        self._step_count = 0
+        self._windows: list[ForceWindow] = []
+        self._events: list[Event] = []
+        self._failure: str | None = None
+
+    # ----------------------------------------------------------------- time and stepping
+    @property
+    def dt(self) -> float:
+        """Physics time step (s)."""
+        return self._dt
+
+    @property
+    def time(self) -> float:
+        """Simulated time (s): exactly ``step_count * dt``."""
+        return self._step_count * self._dt
+
+    @property
+    def step_count(self) -> int:
+        return self._step_count
+
+    def step(self, n: int = 1) -> None:
+        """Advance ``n`` physics steps with the current controls held."""
+        if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 0:
+            raise ValueError(f"n must be a non-negative integer number of steps, got {n!r}")
+        if self._failure is not None:
+            raise SimulationError(f"the simulation failed earlier ({self._failure}); call reset() or set_state()")
+        ctrl = self.ctrl
+        if not np.isfinite(ctrl).all():
+            bad = [self._actuator_name(i) for i in np.flatnonzero(~np.isfinite(ctrl))]
+            raise ValueError(f"ctrl holds non-finite values for actuators {bad}")
+        self._advance(int(n))
+
+    def _fail(self, message: str) -> None:
+        """Mark the run failed and raise; no non-finite state is ever handed out."""
+        self._failure = f"t = {self.time:.6g} s: {message}"
+        raise SimulationError(self._failure)
+
+    # ----------------------------------------------------------------- inputs
+    @property
+    def ctrl(self) -> np.ndarray:
+        """Writable (nu,) control vector with MJCF actuator semantics (ctrlrange clamps when limited)."""
+        return self._ctrl_array()
+
+    @ctrl.setter
+    def ctrl(self, value) -> None:
+        array = np.asarray(value, dtype=float)
+        if array.shape != (self.model.nu,):
+            raise ValueError(f"ctrl must have shape ({self.model.nu},), got {array.shape}")
+        self._ctrl_array()[:] = array
+
+    def apply_force(self, body: str, force, torque=(0.0, 0.0, 0.0), start: float = 0.0,
+                    stop: float = float("inf")) -> None:
+        """Apply a world-frame force (N) and torque (N m) at ``body``'s centre of mass on [start, stop) s.
+
+        A window that opens or closes inside a step delivers exactly force x overlap.
+        """
+        start, stop = float(start), float(stop)
+        if not (math.isfinite(start) and stop > start) or math.isnan(stop):
+            raise ValueError(f"the force window needs a finite start before its stop, got [{start}, {stop})")
+        self._windows.append(ForceWindow(self.body_id(body), _finite_vector3(force, "force"),
+                                         _finite_vector3(torque, "torque"), start, stop))
+
+    # ----------------------------------------------------------------- names
+    def body_id(self, name: str) -> int:
+        """Index of a named body; ``ValueError`` naming the valid bodies otherwise."""
+        index = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_BODY, name) if isinstance(name, str) else -1
+        if index < 0:
+            names = [mujoco.mj_id2name(self.model, mujoco.mjtObj.mjOBJ_BODY, b) for b in range(self.model.nbody)]
+            raise ValueError(f"unknown body {name!r}; bodies are {[n for n in names if n]}")
+        return index
+
+    def geom_name(self, index: int) -> str:
+        return name_of(self.model, mujoco.mjtObj.mjOBJ_GEOM, index)
+
+    def _actuator_name(self, index: int) -> str:
+        return name_of(self.model, mujoco.mjtObj.mjOBJ_ACTUATOR, index)
+
+    # ----------------------------------------------------------------- observations
+    def body(self, name: str) -> BodyState:
+        """World-frame pose and velocity of a named body's frame."""
+        return self._body_state(self.body_id(name))
+
+    @property
+    def events(self) -> list[Event]:
+        """Impacts so far, in time order."""
+        return list(self._events)
+
+    # ----------------------------------------------------------------- state
+    def get_state(self) -> SimState:
+        return SimState(self.backend_name, self._step_count, tuple(self._windows), tuple(self._events),
+                        self._physics_state())
+
+    def set_state(self, state: SimState) -> None:
+        """Restore a state from ``get_state``; the continuation then repeats bit for bit."""
+        if not isinstance(state, SimState) or state.backend != self.backend_name:
+            raise ValueError(f"set_state needs a SimState from a {self.backend_name!r} simulator")
+        self._restore_physics(state.physics)
+        self._step_count = state.step_count
+        self._windows = list(state.windows)
+        self._events = list(state.events)
+        self._failure = None
+
+    def reset(self) -> None:
+        """Back to the initial state (the scene's first keyframe, else ``qpos0`` at rest); clears applied
+        forces and events."""
+        self._step_count = 0
+        self._windows = []
+        self._events = []
+        self._failure = None
+        self._reset_physics()
+
+    # ----------------------------------------------------------------- backend hooks
+    @property
+    @abstractmethod
+    def qpos(self) -> np.ndarray:
+        """Copy of the generalized positions in MuJoCo's joint layout for this scene."""
+
+    @property
+    @abstractmethod
+    def qvel(self) -> np.ndarray:
+        """Copy of the generalized velocities in MuJoCo's joint layout for this scene."""
+
+    @abstractmethod
+    def energy(self) -> float:
+        """Kinetic plus gravitational potential energy (J)."""
+
+    @abstractmethod
+    def contacts(self) -> list[Contact]:
+        """Contacts at the current state, with the forces that hold them (see :class:`Contact`)."""
+
+    @abstractmethod
+    def _ctrl_array(self) -> np.ndarray: ...
+
+    @abstractmethod
+    def _advance(self, n: int) -> None: ...
+
+    @abstractmethod
+    def _body_state(self, body: int) -> BodyState: ...
+
+    @abstractmethod
+    def _physics_state(self) -> Any: ...
+
+    @abstractmethod
+    def _restore_physics(self, physics: Any) -> None: ...
+
+    @abstractmethod
+    def _reset_physics(self) -> None: ...
