@@ -35,20 +35,21 @@ class MujocoSimulator(Simulator):
 
     # ----------------------------------------------------------------- stepping
     def _advance(self, n: int) -> None:
-        model, data, dt = self.model, self.data, self._dt
+        model, data, dt, step = self.model, self.data, self._dt, mujoco.mj_step
+        warned = self._divergence_count()
         for _ in range(n):
             t0 = self._step_count * dt
-            if self._windows:
+            if self._windows or data.xfrc_applied.any():
                 self._load_windows(t0, t0 + dt)
-            warned = self._divergence_count()
-            mujoco.mj_step(model, data)
-            if self._divergence_count() != warned or not (
-                np.isfinite(data.qpos).all() and np.isfinite(data.qvel).all()
-            ):
-                self._fail("MuJoCo's state became non-finite or unstable (it reset the data)")
+            step(model, data)
             self._step_count += 1
-            self._record_impacts(t0)
+            if data.ncon or self._touching:
+                self._record_impacts(t0)
         self._derived_current = False
+        # MuJoCo checks every step's incoming state and resets the data when it is bad; the last state is
+        # checked here. Either way the run has failed.
+        if self._divergence_count() != warned or not (np.isfinite(data.qpos).all() and np.isfinite(data.qvel).all()):
+            self._fail("MuJoCo's state became non-finite or unstable (MuJoCo reset its data)")
 
     def _divergence_count(self) -> int:
         return sum(self.data.warning[w].number for w in _DIVERGENCE_WARNINGS)

@@ -1,0 +1,166 @@
+"""What Engine I runs: free rigid bodies under gravity, fluid forces, free-joint damping and actuators.
+
+:func:`check_supported` raises ``SceneError(code, message)`` for every MJCF feature of a compiled model
+that the engine would otherwise ignore. Codes:
+
+- ``joint.unsupported``: a joint other than a free joint, or a free joint with stiffness, armature,
+  friction loss, polynomial damping or actuator force limits;
+- ``body.welded``: a body without a joint under a moving body (composite bodies are not merged);
+- ``body.unsupported``: gravity compensation;
+- ``contact.unsupported``: two geoms of different bodies that could collide (contype/conaffinity),
+  or an explicit ``<pair>``, while contacts are enabled;
+- ``actuator.unsupported``: activation dynamics, transmissions other than a free joint, gain or bias
+  types other than fixed/affine, actuator damping, armature, delay, plugins or multi-input actuators;
+- ``equality.unsupported``, ``tendon.unsupported``, ``flex.unsupported``, ``plugin.unsupported``;
+- ``fluid.unsupported``: the ellipsoid fluid model (``fluidshape="ellipsoid"``);
+- ``option.unsupported``: disable/enable flags that would change the dynamics and that the engine does
+  not honour, or ``disableactuator`` groups.
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+from ..errors import SceneError
+from ..scene import name_of
+
+_OBJ = mujoco.mjtObj
+_DISABLE = mujoco.mjtDisableBit
+_ENABLE = mujoco.mjtEnableBit
+
+# Honoured: GRAVITY, ACTUATION, CLAMPCTRL. CONTACT and CONSTRAINT switch collisions off, which makes
+# colliding geoms acceptable. The rest only concern solvers, collision internals or sensors, none of
+# which Engine I has.
+_DISABLE_UNSUPPORTED = (_DISABLE.mjDSBL_SPRING, _DISABLE.mjDSBL_DAMPER)
+_ENABLE_UNSUPPORTED = (_ENABLE.mjENBL_SLEEP, _ENABLE.mjENBL_IPC)
+
+
+def contacts_disabled(model: mujoco.MjModel) -> bool:
+    """True when the scene switches collisions off (``<flag contact="disable"/>`` or constraints off)."""
+    flags = model.opt.disableflags
+    return bool(flags & (_DISABLE.mjDSBL_CONTACT | _DISABLE.mjDSBL_CONSTRAINT))
+
+
+def check_supported(model: mujoco.MjModel) -> None:
+    """Raise ``SceneError`` for the first MJCF feature in ``model`` that Engine I does not simulate."""
+    _check_options(model)
+    _check_counts(model)
+    _check_joints(model)
+    _check_bodies(model)
+    _check_actuators(model)
+    _check_fluid(model)
+    if not contacts_disabled(model):
+        _check_contacts(model)
+
+
+def _check_options(model: mujoco.MjModel) -> None:
+    for flag in _DISABLE_UNSUPPORTED:
+        if model.opt.disableflags & flag:
+            raise SceneError("option.unsupported", f"<option><flag>: disabling {flag.name} is not supported")
+    for flag in _ENABLE_UNSUPPORTED:
+        if model.opt.enableflags & flag:
+            raise SceneError("option.unsupported", f"<option><flag>: enabling {flag.name} is not supported")
+    if model.opt.disableactuator:
+        raise SceneError("option.unsupported", "<option actuatorgroupdisable> is not supported")
+
+
+def _check_counts(model: mujoco.MjModel) -> None:
+    for count, code, what in (
+        (model.neq, "equality.unsupported", "<equality> constraints arrive with the constraints engine"),
+        (model.ntendon, "tendon.unsupported", "<tendon> elements are not supported"),
+        (model.nflex, "flex.unsupported", "<flex>/<flexcomp> deformables are not supported"),
+        (model.nplugin, "plugin.unsupported", "<plugin> instances are not supported"),
+    ):
+        if count:
+            raise SceneError(code, f"{what} (the scene has {count})")
+
+
+def _check_joints(model: mujoco.MjModel) -> None:
+    for j in range(model.njnt):
+        name = name_of(model, _OBJ.mjOBJ_JOINT, j)
+        kind = mujoco.mjtJoint(model.jnt_type[j])
+        if kind != mujoco.mjtJoint.mjJNT_FREE:
+            raise SceneError("joint.unsupported",
+                             f"<joint name='{name}'> is a {kind.name[6:].lower()} joint; Engine I runs free "
+                             "bodies only (joints arrive with the constraints engine)")
+        dofs = slice(model.jnt_dofadr[j], model.jnt_dofadr[j] + 6)
+        for feature, value in (
+            ("stiffness", model.jnt_stiffness[j]),
+            ("stiffness polynomial", np.abs(model.jnt_stiffnesspoly[j]).max()),
+            ("armature", np.abs(model.dof_armature[dofs]).max()),
+            ("frictionloss", np.abs(model.dof_frictionloss[dofs]).max()),
+            ("damping polynomial", np.abs(model.dof_dampingpoly[dofs]).max()),
+            ("actuatorfrcrange", model.jnt_actfrclimited[j]),
+            ("actuatorgravcomp", model.jnt_actgravcomp[j]),
+        ):
+            if value:
+                raise SceneError("joint.unsupported", f"<freejoint name='{name}'>: {feature} is not supported")
+
+
+def _check_bodies(model: mujoco.MjModel) -> None:
+    for b in range(1, model.nbody):
+        name = name_of(model, _OBJ.mjOBJ_BODY, b)
+        weld = model.body_weldid[b]
+        if model.body_jntnum[b] == 0 and weld != 0:
+            raise SceneError("body.welded",
+                             f"<body name='{name}'> has no joint and is welded to the moving body "
+                             f"'{name_of(model, _OBJ.mjOBJ_BODY, weld)}'; put its geoms in that body instead")
+        if model.body_gravcomp[b]:
+            raise SceneError("body.unsupported", f"<body name='{name}'>: gravcomp is not supported")
+
+
+def _check_actuators(model: mujoco.MjModel) -> None:
+    trn_ok = (mujoco.mjtTrn.mjTRN_JOINT, mujoco.mjtTrn.mjTRN_JOINTINPARENT)
+    for i in range(model.nu):
+        name = name_of(model, _OBJ.mjOBJ_ACTUATOR, i)
+        trn = mujoco.mjtTrn(model.actuator_trntype[i])
+        problems = []
+        if model.actuator_dyntype[i] != mujoco.mjtDyn.mjDYN_NONE:
+            problems.append(f"activation dynamics {mujoco.mjtDyn(model.actuator_dyntype[i]).name}")
+        if trn not in trn_ok:
+            problems.append(f"transmission {trn.name}")
+        if model.actuator_gaintype[i] not in (mujoco.mjtGain.mjGAIN_FIXED, mujoco.mjtGain.mjGAIN_AFFINE):
+            problems.append(f"gain type {mujoco.mjtGain(model.actuator_gaintype[i]).name}")
+        if model.actuator_biastype[i] not in (mujoco.mjtBias.mjBIAS_NONE, mujoco.mjtBias.mjBIAS_AFFINE):
+            problems.append(f"bias type {mujoco.mjtBias(model.actuator_biastype[i]).name}")
+        for feature, value in (("damping", model.actuator_damping[i]), ("armature", model.actuator_armature[i]),
+                               ("delay", model.actuator_delay[i]), ("plugin", model.actuator_plugin[i] >= 0),
+                               ("several controls", model.actuator_ctrlnum[i] != 1),
+                               ("several outputs", model.actuator_outnum[i] != 1)):
+            if np.any(value):
+                problems.append(feature)
+        if problems:
+            raise SceneError("actuator.unsupported", f"<actuator name='{name}'>: {', '.join(problems)} "
+                                                     "not supported")
+
+
+def _check_fluid(model: mujoco.MjModel) -> None:
+    if model.opt.density <= 0 and model.opt.viscosity <= 0:
+        return
+    for g in range(model.ngeom):
+        if model.geom_fluid[g, 0] > 0:
+            raise SceneError("fluid.unsupported", f"<geom name='{name_of(model, _OBJ.mjOBJ_GEOM, g)}'>: "
+                                                  "fluidshape='ellipsoid' is not supported (inertia-box model only)")
+
+
+def _check_contacts(model: mujoco.MjModel) -> None:
+    if model.npair:
+        raise SceneError("contact.unsupported",
+                         f"<contact><pair> ({model.npair}): contacts arrive with the contact engine")
+    excluded = set(model.exclude_signature.tolist())
+    body = model.geom_bodyid
+    weld = model.body_weldid[body]
+    contype, conaffinity = model.geom_contype, model.geom_conaffinity
+    for g1 in range(model.ngeom):
+        for g2 in range(g1 + 1, model.ngeom):
+            b1, b2 = sorted((int(body[g1]), int(body[g2])))
+            if weld[g1] == weld[g2] or ((b1 << 16) + b2) in excluded:
+                continue
+            if (contype[g1] & conaffinity[g2]) or (contype[g2] & conaffinity[g1]):
+                raise SceneError(
+                    "contact.unsupported",
+                    f"<geom name='{name_of(model, _OBJ.mjOBJ_GEOM, g1)}'> and "
+                    f"<geom name='{name_of(model, _OBJ.mjOBJ_GEOM, g2)}'> can collide (contype/conaffinity); "
+                    "contacts arrive with the contact engine: set contype='0' conaffinity='0' or disable contacts",
+                )

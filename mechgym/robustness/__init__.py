@@ -1,0 +1,1 @@
+"""dt- and backend-robustness evaluations: sweeps that produce tables, CSV files and plots."""

@@ -1,0 +1,16 @@
+"""Shared test helpers."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def mjcf(body: str, actuators: str = "", options: str = "", extra: str = "") -> str:
+    """A small MJCF document with ``body`` inside <worldbody>."""
+    return (f"<mujoco>{options}{extra}<worldbody>{body}</worldbody>"
+            f"<actuator>{actuators}</actuator></mujoco>")
+
+
+@pytest.fixture
+def make_mjcf():
+    return mjcf
