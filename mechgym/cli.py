@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from .backends import BACKENDS
+from .errors import SceneError
 
 
 def _sweep_cube_drop(args: argparse.Namespace) -> int:
@@ -49,7 +50,11 @@ def _dt_default():
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.run(args)
+    try:
+        return args.run(args)
+    except (SceneError, NotImplementedError, ValueError) as error:
+        print(f"mechgym: error: {error}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -105,6 +105,7 @@ def plot(results: Sequence[DropResult], path: str | Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     figure, axes = plt.subplots(figsize=(9, 5.5))
     for index, (backend, contact) in enumerate(_groups(results)):
@@ -125,6 +126,7 @@ def plot(results: Sequence[DropResult], path: str | Path) -> None:
     axes.axhline(29.0, color="0.3", lw=0.8)
     axes.text(0.45, 29.55, "slab mid-plane", fontsize=8, color="0.3")
     axes.set_xscale("log")
+    axes.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda value, _: f"{value:g}"))
     axes.set_ylim(26, 33.5)
     axes.set_xlabel("physics time step dt (ms)")
     axes.set_ylabel("cube centre (cm)")

@@ -114,3 +114,12 @@ def test_a_foreign_csv_is_refused(tmp_path):
     path.write_text("a,b\n1,2\n")
     with pytest.raises(ValueError, match="not a cube-drop sweep CSV"):
         report.CsvLog(path).read()
+
+
+def test_the_cli_reports_a_backend_that_cannot_run_the_scene_without_a_traceback(capsys, monkeypatch):
+    def unsupported(*args, **kwargs):
+        raise NotImplementedError("the engine cannot run this scene yet")
+
+    monkeypatch.setattr(cube_drop, "run_drop", unsupported)
+    assert cli.main(["sweep", "cube-drop", "--backend", "mechgym", "--dt-ms", "2"]) == 2
+    assert "cannot run this scene yet" in capsys.readouterr().err
