@@ -196,6 +196,14 @@ class TestObservations:
         for c in contacts:
             np.testing.assert_allclose(c.normal, [0, 0, 1], atol=1e-12)
 
+    def test_friction_on_geom2_opposes_a_push_that_static_friction_holds(self):
+        sim = mechgym.load("cube_drop", backend="mujoco", dt=0.002)
+        sim.step(1000)
+        sim.apply_force("cube", [0.5, 0, 0], start=sim.time)  # below mu m g = 0.981 N
+        sim.step(250)
+        friction = sum(c.friction_force for c in sim.contacts() if c.geom2 == "cube")
+        np.testing.assert_allclose(friction, [-0.5, 0, 0], atol=1e-6)
+
     def test_the_landing_is_one_impact_event_at_the_closed_form_speed(self):
         dt = 0.002
         sim = mechgym.load("cube_drop", backend="mujoco", dt=dt)
