@@ -250,7 +250,8 @@ class TestBadInput:
         with pytest.raises(ValueError, match=r"\(3,\)"):
             mechgym.load("cube_drop", backend="mujoco").ctrl = [1.0, 2.0]
 
-    def test_a_diverging_simulation_raises_and_stays_failed_until_reset(self):
+    def test_a_diverging_simulation_raises_and_stays_failed_until_reset(self, tmp_path, monkeypatch):
+        monkeypatch.chdir(tmp_path)  # MuJoCo writes its warning to MUJOCO_LOG.TXT in the working directory
         sim = load(slide('<motor joint="x"/>', 'stiffness="1e12"'), dt=0.01)
         sim.data.qpos[0] = 1.0
         with pytest.raises(mechgym.SimulationError, match="non-finite|unstable"):
