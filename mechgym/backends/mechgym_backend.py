@@ -1,14 +1,133 @@
-"""``backend="mechgym"``: the in-house engine (velocity Verlet + RATTLE + contact)."""
+"""``backend="mechgym"``: the in-house engine (Engine I: free rigid bodies, velocity Verlet).
+
+The scene is compiled by MuJoCo and read into the engine's own arrays (:mod:`mechgym.physics`); features
+the engine does not simulate raise ``SceneError``. The engine keeps one world (W = 1) of state in the
+principal frame (COM, principal axes, COM velocity, world angular momentum) and converts to MuJoCo's
+qpos/qvel layout and body frames on request. ``n`` steps are one compiled call; force windows travel into
+the kernel, which integrates each one exactly over the half-step every kick serves. A step that turns the
+state non-finite (or whose implicit kick does not converge) is undone by the kernel and reported through
+``_fail``; the state stays the last good one.
+"""
 
 from __future__ import annotations
 
-from ..simulator import Simulator
+import numpy as np
+
+from ..physics import NON_FINITE, OK, State, Windows, advance, build_model
+from ..physics.kinematics import BODY_QUAT, FRAME_SIZE, OFFSET, OMEGA, ORIGIN_VEL, derive_frame, store_generalized
+from ..physics.state import energy, load_generalized
+from ..simulator import BodyState, Contact, Simulator
+
+_NO_WINDOWS = Windows(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros((0, 6)), np.zeros(0),
+                      np.zeros(0))
 
 
 class MechgymSimulator(Simulator):
     backend_name = "mechgym"
 
-    def __new__(cls, *args, **kwargs):
-        raise NotImplementedError(
-            "the in-house mechgym engine is not built yet (issue 'Engine I'); use backend='mujoco'"
+    def __init__(self, model, dt):
+        super().__init__(model, dt)
+        self.engine = build_model(model)
+        self._state = State.zeros(1, self.engine.mj_body.size)
+        self._ctrl = np.zeros((1, model.nu))
+        self._status = np.zeros((1, 2), dtype=np.int64)
+        self._frames = np.empty((self.engine.mj_body.size, FRAME_SIZE))  # scratch for body()
+        self._reset_physics()
+
+    # ----------------------------------------------------------------- stepping
+    def _advance(self, n: int) -> None:
+        if n == 0:
+            return
+        engine = self.engine
+        advance(engine.bodies, engine.actuators, engine.env, self._window_arrays(), self._state, self._ctrl,
+                self._step_count, n, self._dt, self._status)
+        done, code = (int(x) for x in self._status[0])
+        if code != OK:
+            # The kernel left the state as the failing step found it.
+            self._step_count += done
+            if code == NON_FINITE:
+                self._fail("the engine state became non-finite in the next step")
+            self._fail(f"the implicit velocity update did not converge in the next step: velocity-dependent "
+                       f"forces are too stiff for dt = {self._dt} s")
+        self._step_count += n
+        end = self._step_count * self._dt
+        self._windows = [w for w in self._windows if w.stop > end]
+
+    def _window_arrays(self) -> Windows:
+        windows = self._windows
+        if not windows:
+            return _NO_WINDOWS
+        return Windows(
+            world=np.zeros(len(windows), dtype=np.int64),
+            body=np.array([self.engine.body_index[w.body] for w in windows], dtype=np.int64),
+            wrench=np.array([np.concatenate((w.force, w.torque)) for w in windows]).reshape(-1, 6),
+            start=np.array([w.start for w in windows], dtype=float),
+            stop=np.array([w.stop for w in windows], dtype=float),
         )
+
+    # ----------------------------------------------------------------- observations
+    @property
+    def qpos(self) -> np.ndarray:
+        qpos, _ = self._generalized()
+        return qpos
+
+    @property
+    def qvel(self) -> np.ndarray:
+        _, qvel = self._generalized()
+        return qvel
+
+    def _generalized(self) -> tuple[np.ndarray, np.ndarray]:
+        engine = self.engine
+        qpos, qvel = np.zeros(engine.nq), np.zeros(engine.nv)
+        store_generalized(engine.bodies, engine.qposadr, engine.dofadr, self._state, 0, qpos, qvel)
+        return qpos, qvel
+
+    def _ctrl_array(self) -> np.ndarray:
+        return self._ctrl[0]
+
+    def _body_state(self, body: int) -> BodyState:
+        index = self.engine.body_index[body]
+        if index < 0:
+            return BodyState(self.engine.static_pos[body].copy(), self.engine.static_quat[body].copy(),
+                             np.zeros(3), np.zeros(3))
+        derive_frame(self.engine.bodies, self._state, 0, index, self._frames)
+        frame = self._frames[index].copy()
+        return BodyState(self._state.com[0, index] + frame[OFFSET:OFFSET + 3], frame[BODY_QUAT:BODY_QUAT + 4],
+                         frame[ORIGIN_VEL:ORIGIN_VEL + 3], frame[OMEGA:OMEGA + 3])
+
+    def angular_momentum(self, body: str) -> np.ndarray:
+        """World-frame angular momentum (kg m^2/s) of a named body about its centre of mass (zero if static)."""
+        index = self.engine.body_index[self.body_id(body)]
+        return self._state.momentum[0, index].copy() if index >= 0 else np.zeros(3)
+
+    def energy(self) -> float:
+        """K = sum 1/2 m |v_c|^2 + 1/2 L . w;  U = -sum_b m_b g . c_b over all bodies (static ones included)."""
+        engine = self.engine
+        return float(energy(engine.bodies, engine.env.gravity, self._state, 0)) + engine.static_potential
+
+    def contacts(self) -> list[Contact]:
+        """Engine I has no contacts (scenes whose geoms could collide are refused)."""
+        return []
+
+    # ----------------------------------------------------------------- state
+    def _physics_state(self):
+        state = self._state.copy()
+        ctrl = self._ctrl.copy()
+        for array in (*state, ctrl):
+            array.setflags(write=False)
+        return state, ctrl
+
+    def _restore_physics(self, physics) -> None:
+        state, ctrl = physics
+        self._state.assign(state)
+        self._ctrl[...] = ctrl
+
+    def _reset_physics(self) -> None:
+        model = self.model
+        if model.nkey > 0:
+            qpos, qvel, ctrl = model.key_qpos[0], model.key_qvel[0], model.key_ctrl[0]
+        else:
+            qpos, qvel, ctrl = model.qpos0, np.zeros(model.nv), np.zeros(model.nu)
+        engine = self.engine
+        load_generalized(engine.bodies, engine.qposadr, engine.dofadr, qpos.copy(), qvel.copy(), self._state, 0)
+        self._ctrl[0] = ctrl

@@ -2,7 +2,8 @@
 
 Quaternions are (w, x, y, z) unit quaternions; ``q`` maps body (or principal) coordinates to world
 coordinates: ``v_world = R(q) v_body``. All functions are numba kernels that write into caller-owned
-arrays or return scalars, so they allocate nothing in the integrator's inner loop.
+arrays or take and return scalars (``mul``, ``rot``: the forms the per-step force code uses, because a
+slice of an array is a new array object whose reference counting costs more than the arithmetic).
 """
 
 from __future__ import annotations
@@ -13,47 +14,48 @@ from numba import njit
 
 
 @njit(cache=True)
+def mul(aw, ax, ay, az, bw, bx, by, bz):
+    """Hamilton product a (x) b of two quaternions given as scalars; returns (w, x, y, z)."""
+    return (aw * bw - ax * bx - ay * by - az * bz,
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw)
+
+
+@njit(cache=True)
+def rot(w, x, y, z, vx, vy, vz):
+    """R(q) v for q = (w, x, y, z) given as scalars; returns (x, y, z).
+
+    With u = (x, y, z) and t = 2 u x v: R v = v + w t + u x t.
+    """
+    tx = 2.0 * (y * vz - z * vy)
+    ty = 2.0 * (z * vx - x * vz)
+    tz = 2.0 * (x * vy - y * vx)
+    return vx + w * tx + (y * tz - z * ty), vy + w * ty + (z * tx - x * tz), vz + w * tz + (x * ty - y * tx)
+
+
+@njit(cache=True)
 def quat_mul(a, b, out):
-    """out = a (x) b (Hamilton product); ``out`` may not alias ``a`` or ``b``."""
-    out[0] = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3]
-    out[1] = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2]
-    out[2] = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1]
-    out[3] = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0]
+    """out = a (x) b; ``out`` may not alias ``a`` or ``b``."""
+    out[0], out[1], out[2], out[3] = mul(a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3])
 
 
 @njit(cache=True)
 def quat_mul_conj(a, b, out):
     """out = a (x) conj(b); ``out`` may not alias ``a`` or ``b``."""
-    out[0] = a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3]
-    out[1] = -a[0] * b[1] + a[1] * b[0] - a[2] * b[3] + a[3] * b[2]
-    out[2] = -a[0] * b[2] + a[1] * b[3] + a[2] * b[0] - a[3] * b[1]
-    out[3] = -a[0] * b[3] - a[1] * b[2] + a[2] * b[1] + a[3] * b[0]
+    out[0], out[1], out[2], out[3] = mul(a[0], a[1], a[2], a[3], b[0], -b[1], -b[2], -b[3])
 
 
 @njit(cache=True)
 def rotate(q, v, out):
-    """out = R(q) v. With u = (x, y, z): R v = v + 2 w (u x v) + 2 u x (u x v). ``out`` may alias ``v``."""
-    w, x, y, z = q[0], q[1], q[2], q[3]
-    tx = 2.0 * (y * v[2] - z * v[1])
-    ty = 2.0 * (z * v[0] - x * v[2])
-    tz = 2.0 * (x * v[1] - y * v[0])
-    ox = v[0] + w * tx + (y * tz - z * ty)
-    oy = v[1] + w * ty + (z * tx - x * tz)
-    oz = v[2] + w * tz + (x * ty - y * tx)
-    out[0], out[1], out[2] = ox, oy, oz
+    """out = R(q) v; ``out`` may alias ``v``."""
+    out[0], out[1], out[2] = rot(q[0], q[1], q[2], q[3], v[0], v[1], v[2])
 
 
 @njit(cache=True)
 def rotate_inverse(q, v, out):
-    """out = R(q)^T v (rotation by conj(q)). ``out`` may alias ``v``."""
-    w, x, y, z = q[0], -q[1], -q[2], -q[3]
-    tx = 2.0 * (y * v[2] - z * v[1])
-    ty = 2.0 * (z * v[0] - x * v[2])
-    tz = 2.0 * (x * v[1] - y * v[0])
-    ox = v[0] + w * tx + (y * tz - z * ty)
-    oy = v[1] + w * ty + (z * tx - x * tz)
-    oz = v[2] + w * tz + (x * ty - y * tx)
-    out[0], out[1], out[2] = ox, oy, oz
+    """out = R(q)^T v (rotation by conj(q)); ``out`` may alias ``v``."""
+    out[0], out[1], out[2] = rot(q[0], -q[1], -q[2], -q[3], v[0], v[1], v[2])
 
 
 @njit(cache=True)

@@ -9,7 +9,8 @@ that the engine would otherwise ignore. Codes:
 - ``body.unsupported``: gravity compensation;
 - ``contact.unsupported``: two geoms of different bodies that could collide (contype/conaffinity),
   or an explicit ``<pair>``, while contacts are enabled;
-- ``actuator.unsupported``: activation dynamics, transmissions other than a free joint, gain or bias
+- ``actuator.unsupported``: activation dynamics, transmissions other than a free joint or a site without
+  refsite, gain or bias
   types other than fixed/affine, actuator damping, armature, delay, plugins or multi-input actuators;
 - ``equality.unsupported``, ``tendon.unsupported``, ``flex.unsupported``, ``plugin.unsupported``;
 - ``fluid.unsupported``: the ellipsoid fluid model (``fluidshape="ellipsoid"``);
@@ -111,18 +112,22 @@ def _check_bodies(model: mujoco.MjModel) -> None:
 
 
 def _check_actuators(model: mujoco.MjModel) -> None:
-    trn_ok = (mujoco.mjtTrn.mjTRN_JOINT, mujoco.mjtTrn.mjTRN_JOINTINPARENT)
+    trn_ok = (int(mujoco.mjtTrn.mjTRN_JOINT), int(mujoco.mjtTrn.mjTRN_JOINTINPARENT), int(mujoco.mjtTrn.mjTRN_SITE))
+    gain_ok = (int(mujoco.mjtGain.mjGAIN_FIXED), int(mujoco.mjtGain.mjGAIN_AFFINE))
+    bias_ok = (int(mujoco.mjtBias.mjBIAS_NONE), int(mujoco.mjtBias.mjBIAS_AFFINE))
     for i in range(model.nu):
         name = name_of(model, _OBJ.mjOBJ_ACTUATOR, i)
         trn = mujoco.mjtTrn(model.actuator_trntype[i])
         problems = []
-        if model.actuator_dyntype[i] != mujoco.mjtDyn.mjDYN_NONE:
+        if int(model.actuator_dyntype[i]) != int(mujoco.mjtDyn.mjDYN_NONE):
             problems.append(f"activation dynamics {mujoco.mjtDyn(model.actuator_dyntype[i]).name}")
-        if trn not in trn_ok:
+        if int(trn) not in trn_ok:
             problems.append(f"transmission {trn.name}")
-        if model.actuator_gaintype[i] not in (mujoco.mjtGain.mjGAIN_FIXED, mujoco.mjtGain.mjGAIN_AFFINE):
+        elif trn == mujoco.mjtTrn.mjTRN_SITE and model.actuator_trnid[i, 1] >= 0:
+            problems.append("a site transmission with refsite")
+        if int(model.actuator_gaintype[i]) not in gain_ok:
             problems.append(f"gain type {mujoco.mjtGain(model.actuator_gaintype[i]).name}")
-        if model.actuator_biastype[i] not in (mujoco.mjtBias.mjBIAS_NONE, mujoco.mjtBias.mjBIAS_AFFINE):
+        if int(model.actuator_biastype[i]) not in bias_ok:
             problems.append(f"bias type {mujoco.mjtBias(model.actuator_biastype[i]).name}")
         for feature, value in (("damping", model.actuator_damping[i]), ("armature", model.actuator_armature[i]),
                                ("delay", model.actuator_delay[i]), ("plugin", model.actuator_plugin[i] >= 0),
@@ -148,19 +153,21 @@ def _check_contacts(model: mujoco.MjModel) -> None:
     if model.npair:
         raise SceneError("contact.unsupported",
                          f"<contact><pair> ({model.npair}): contacts arrive with the contact engine")
-    excluded = set(model.exclude_signature.tolist())
-    body = model.geom_bodyid
+    # MuJoCo's filter: geoms of different weld bodies whose contype/conaffinity bits meet, unless their
+    # bodies' pair is excluded (signature (b1 << 16) + b2 with b1 < b2). Parent-child filtering never
+    # applies here: every moving body's parent is the world, which MuJoCo exempts.
+    body = model.geom_bodyid.astype(np.int64)
     weld = model.body_weldid[body]
     contype, conaffinity = model.geom_contype, model.geom_conaffinity
-    for g1 in range(model.ngeom):
-        for g2 in range(g1 + 1, model.ngeom):
-            b1, b2 = sorted((int(body[g1]), int(body[g2])))
-            if weld[g1] == weld[g2] or ((b1 << 16) + b2) in excluded:
-                continue
-            if (contype[g1] & conaffinity[g2]) or (contype[g2] & conaffinity[g1]):
-                raise SceneError(
-                    "contact.unsupported",
-                    f"<geom name='{name_of(model, _OBJ.mjOBJ_GEOM, g1)}'> and "
-                    f"<geom name='{name_of(model, _OBJ.mjOBJ_GEOM, g2)}'> can collide (contype/conaffinity); "
-                    "contacts arrive with the contact engine: set contype='0' conaffinity='0' or disable contacts",
-                )
+    g1, g2 = np.triu_indices(model.ngeom, k=1)
+    signature = (np.minimum(body[g1], body[g2]) << 16) + np.maximum(body[g1], body[g2])
+    collide = ((weld[g1] != weld[g2]) & ~np.isin(signature, model.exclude_signature)
+               & (((contype[g1] & conaffinity[g2]) != 0) | ((contype[g2] & conaffinity[g1]) != 0)))
+    if collide.any():
+        first = np.flatnonzero(collide)[0]
+        raise SceneError(
+            "contact.unsupported",
+            f"<geom name='{name_of(model, _OBJ.mjOBJ_GEOM, g1[first])}'> and "
+            f"<geom name='{name_of(model, _OBJ.mjOBJ_GEOM, g2[first])}'> can collide (contype/conaffinity); "
+            "contacts arrive with the contact engine: set contype='0' conaffinity='0' or disable contacts",
+        )

@@ -1,0 +1,89 @@
+"""Forces on the free bodies, as world-frame wrenches (force N, torque N m) about each centre of mass.
+
+Gravity is not here: it is a constant acceleration that the kicks add directly (so a projectile is
+exact). Everything else that acts continuously is summed by :func:`smooth_wrench`; applied force windows
+are integrated exactly over a half-step by :func:`window_impulse`.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from .actuators import actuator_wrench
+from .kinematics import BODY_QUAT, OFFSET, OMEGA_LOCAL, ORIGIN_VEL, add_wrench_at, derive_frame
+from .rotation import rot
+
+
+class Windows(NamedTuple):
+    """Applied force windows: world index, engine body, wrench (force N, torque N m), active [start, stop) s."""
+
+    world: np.ndarray  # (K,) int64
+    body: np.ndarray  # (K,) int64
+    wrench: np.ndarray  # (K, 6)
+    start: np.ndarray  # (K,)
+    stop: np.ndarray  # (K,)
+
+
+@njit(cache=True, inline="always")
+def _fluid(bodies, env, state, world, b, wrench):
+    """MuJoCo's inertia-box fluid force (see model._fluid_coefficients), in principal axes:
+    F_i = -(c_lin + k_i |u_i|) u_i with u = R_p^T (v_c - wind);  T_i = -(c_ang + k_{3+i} |w_i|) w_i."""
+    qw, qx, qy, qz = state.quat[world, b, 0], state.quat[world, b, 1], state.quat[world, b, 2], state.quat[world, b, 3]
+    lin, quad = bodies.fluid_linear, bodies.fluid_quadratic
+    ux, uy, uz = rot(qw, -qx, -qy, -qz, state.vel[world, b, 0] - env.wind[0], state.vel[world, b, 1] - env.wind[1],
+                     state.vel[world, b, 2] - env.wind[2])
+    fx, fy, fz = rot(qw, qx, qy, qz, -(lin[b, 0] + quad[b, 0] * abs(ux)) * ux,
+                     -(lin[b, 0] + quad[b, 1] * abs(uy)) * uy, -(lin[b, 0] + quad[b, 2] * abs(uz)) * uz)
+    px, py, pz = rot(qw, -qx, -qy, -qz, state.momentum[world, b, 0], state.momentum[world, b, 1],
+                     state.momentum[world, b, 2])
+    wx, wy, wz = px * bodies.inv_inertia[b, 0], py * bodies.inv_inertia[b, 1], pz * bodies.inv_inertia[b, 2]
+    tx, ty, tz = rot(qw, qx, qy, qz, -(lin[b, 1] + quad[b, 3] * abs(wx)) * wx,
+                     -(lin[b, 1] + quad[b, 4] * abs(wy)) * wy, -(lin[b, 1] + quad[b, 5] * abs(wz)) * wz)
+    add_wrench_at(wrench, b, 0.0, 0.0, 0.0, fx, fy, fz, tx, ty, tz)
+
+
+@njit(cache=True, inline="always")
+def _damping(bodies, b, frames, wrench):
+    """Free-joint dof damping, MuJoCo's qfrc_damper = -d * qvel: f = -d_{0:3} v_o (world axes) at the
+    origin, torque -d_{3:6} w_body in body axes."""
+    d = bodies.damping
+    tx, ty, tz = rot(frames[b, BODY_QUAT], frames[b, BODY_QUAT + 1], frames[b, BODY_QUAT + 2],
+                     frames[b, BODY_QUAT + 3], -d[b, 3] * frames[b, OMEGA_LOCAL],
+                     -d[b, 4] * frames[b, OMEGA_LOCAL + 1], -d[b, 5] * frames[b, OMEGA_LOCAL + 2])
+    add_wrench_at(wrench, b, frames[b, OFFSET], frames[b, OFFSET + 1], frames[b, OFFSET + 2],
+                  -d[b, 0] * frames[b, ORIGIN_VEL], -d[b, 1] * frames[b, ORIGIN_VEL + 1],
+                  -d[b, 2] * frames[b, ORIGIN_VEL + 2], tx, ty, tz)
+
+
+@njit(cache=True, inline="always")
+def smooth_wrench(bodies, actuators, env, state, world, ctrl, frames, wrench):
+    """wrench[b] = sum of fluid, damping and actuator wrenches (N, N m) about each COM at the state of
+    ``world``; ``frames`` (B, FRAME_SIZE) holds each body's derived frame afterwards."""
+    for b in range(wrench.shape[0]):
+        for i in range(6):
+            wrench[b, i] = 0.0
+        derive_frame(bodies, state, world, b, frames)
+        if env.fluid:
+            _fluid(bodies, env, state, world, b, wrench)
+        _damping(bodies, b, frames, wrench)
+    actuator_wrench(actuators, ctrl, frames, wrench)
+
+
+@njit(cache=True, inline="always")
+def window_impulse(windows, world, t0, t1, impulse):
+    """impulse[b] = sum over ``world``'s windows of wrench x |[t0, t1) n [start, stop)| (N s, N m s).
+
+    Windows on static bodies (engine index -1) act on nothing.
+    """
+    impulse[:, :] = 0.0
+    for k in range(windows.world.size):
+        b = windows.body[k]
+        if windows.world[k] != world or b < 0:
+            continue
+        overlap = min(t1, windows.stop[k]) - max(t0, windows.start[k])
+        if overlap > 0.0:
+            for i in range(6):
+                impulse[b, i] += windows.wrench[k, i] * overlap

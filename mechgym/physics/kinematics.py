@@ -1,0 +1,67 @@
+"""Per-body kinematics derived from the engine state, wrenches given at a point of a body, and the
+engine state written in MuJoCo's free-joint layout.
+
+The per-step code works on scalars and indexes arrays in place (see :mod:`mechgym.physics.rotation`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .rotation import mul, rot
+from .state import world_spin
+
+# Columns of the per-body frame scratch (B, FRAME_SIZE) filled by derive_frame.
+OMEGA, BODY_QUAT, OFFSET, ORIGIN_VEL, OMEGA_LOCAL, FRAME_SIZE = 0, 3, 7, 10, 13, 16
+
+
+@njit(cache=True)
+def derive_frame(bodies, state, world, b, frames):
+    """Fill row b of ``frames``: world angular velocity w (rad/s), body quaternion
+    q_b = q_p (x) conj(iquat), offset r = origin - c = -R_b ipos (m), origin velocity
+    v_o = v_c + w x r (m/s) and body-frame angular velocity R_b^T w (rad/s)."""
+    qw, qx, qy, qz = state.quat[world, b, 0], state.quat[world, b, 1], state.quat[world, b, 2], state.quat[world, b, 3]
+    wx, wy, wz = world_spin(qw, qx, qy, qz, bodies.inv_inertia[b, 0], bodies.inv_inertia[b, 1],
+                            bodies.inv_inertia[b, 2], state.momentum[world, b, 0], state.momentum[world, b, 1],
+                            state.momentum[world, b, 2])
+    iq = bodies.iquat
+    bw, bx, by, bz = mul(qw, qx, qy, qz, iq[b, 0], -iq[b, 1], -iq[b, 2], -iq[b, 3])
+    rx, ry, rz = rot(bw, bx, by, bz, -bodies.ipos[b, 0], -bodies.ipos[b, 1], -bodies.ipos[b, 2])
+    lx, ly, lz = rot(bw, -bx, -by, -bz, wx, wy, wz)
+    row = frames[b]
+    row[OMEGA], row[OMEGA + 1], row[OMEGA + 2] = wx, wy, wz
+    row[BODY_QUAT], row[BODY_QUAT + 1], row[BODY_QUAT + 2], row[BODY_QUAT + 3] = bw, bx, by, bz
+    row[OFFSET], row[OFFSET + 1], row[OFFSET + 2] = rx, ry, rz
+    row[ORIGIN_VEL] = state.vel[world, b, 0] + wy * rz - wz * ry
+    row[ORIGIN_VEL + 1] = state.vel[world, b, 1] + wz * rx - wx * rz
+    row[ORIGIN_VEL + 2] = state.vel[world, b, 2] + wx * ry - wy * rx
+    row[OMEGA_LOCAL], row[OMEGA_LOCAL + 1], row[OMEGA_LOCAL + 2] = lx, ly, lz
+
+
+@njit(cache=True)
+def add_wrench_at(wrench, b, rx, ry, rz, fx, fy, fz, tx, ty, tz):
+    """Add a force f (N, world) acting at the point c + r of body b plus a torque t (N m, world) to
+    wrench[b] as the equivalent wrench about the COM c: F += f, T += t + r x f."""
+    wrench[b, 0] += fx
+    wrench[b, 1] += fy
+    wrench[b, 2] += fz
+    wrench[b, 3] += tx + ry * fz - rz * fy
+    wrench[b, 4] += ty + rz * fx - rx * fz
+    wrench[b, 5] += tz + rx * fy - ry * fx
+
+
+@njit(cache=True)
+def store_generalized(bodies, qposadr, dofadr, state, world, qpos, qvel):
+    """Write world ``world`` of ``state`` into MuJoCo qpos (origin, body quaternion) and qvel (origin
+    velocity in the world frame, angular velocity in the body frame)."""
+    frames = np.empty((qposadr.size, FRAME_SIZE))
+    for b in range(qposadr.size):
+        derive_frame(bodies, state, world, b, frames)
+        p, d = qposadr[b], dofadr[b]
+        for i in range(3):
+            qpos[p + i] = state.com[world, b, i] + frames[b, OFFSET + i]
+            qvel[d + i] = frames[b, ORIGIN_VEL + i]
+            qvel[d + 3 + i] = frames[b, OMEGA_LOCAL + i]
+        for i in range(4):
+            qpos[p + 3 + i] = frames[b, BODY_QUAT + i]

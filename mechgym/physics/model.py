@@ -1,0 +1,182 @@
+"""The engine's own struct-of-arrays model, read from a compiled ``mujoco.MjModel``.
+
+Engine body b is MuJoCo body ``mj_body[b]`` with a free joint. Its state lives in the principal frame:
+centre of mass c (world, m), orientation q_p of the principal axes (world <- principal), COM velocity
+(m/s) and world-frame angular momentum about the COM (kg m^2/s). The MJCF body frame is related by
+q_b = q_p (x) conj(iquat) and origin = c - R(q_b) ipos (``body_ipos``/``body_iquat``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import mujoco
+import numpy as np
+
+from .actuators import JOINT_AXES, PARENT_AXES, SITE_AXES
+from .support import check_supported
+
+_DISABLE = mujoco.mjtDisableBit
+
+
+class Bodies(NamedTuple):
+    """Per free body (B,) arrays; SI units."""
+
+    mass: np.ndarray  # (B,) kg
+    inv_mass: np.ndarray  # (B,) 1/kg
+    inertia: np.ndarray  # (B, 3) principal moments, kg m^2
+    inv_inertia: np.ndarray  # (B, 3) 1/(kg m^2)
+    ipos: np.ndarray  # (B, 3) COM in the body frame, m
+    iquat: np.ndarray  # (B, 4) principal frame in the body frame
+    damping: np.ndarray  # (B, 6) free-joint dof damping: N s/m (world axes), N m s/rad (body axes)
+    fluid_linear: np.ndarray  # (B, 2) viscous drag: force N s/m, torque N m s/rad
+    fluid_quadratic: np.ndarray  # (B, 6) density drag in principal axes: force N s^2/m^2, torque N m s^2/rad^2
+
+
+class Actuators(NamedTuple):
+    """Per actuator (U,) arrays: MJCF joint transmissions on free joints and site transmissions without
+    a reference site (see :mod:`mechgym.physics.actuators` for the frames).
+
+    The length of these transmissions is 0 in MuJoCo (mj_transmission: "cannot compute meaningful length"
+    for a free joint; no refsite for a site), so the affine kp terms (gainprm[1], biasprm[1]) never
+    contribute and are not stored: force = (gain0 + gain_vel v) u + bias0 + bias_vel v, with v the
+    transmission velocity.
+    """
+
+    body: np.ndarray  # (U,) engine body index (-1: a site on a static body, which moves nothing)
+    axes: np.ndarray  # (U,) JOINT_AXES, PARENT_AXES or SITE_AXES (actuators.py)
+    site_pos: np.ndarray  # (U, 3) point of action in the body frame, m (0: the body origin)
+    site_quat: np.ndarray  # (U, 4) site frame in the body frame (identity for joints)
+    gear: np.ndarray  # (U, 6) force gear (N per unit force), torque gear (N m per unit force)
+    gain0: np.ndarray  # (U,)
+    gain_vel: np.ndarray  # (U,) per m/s or rad/s
+    bias0: np.ndarray  # (U,) N or N m
+    bias_vel: np.ndarray  # (U,) N s/m or N m s/rad
+    ctrl_limited: np.ndarray  # (U,) bool
+    ctrl_range: np.ndarray  # (U, 2)
+    force_limited: np.ndarray  # (U,) bool
+    force_range: np.ndarray  # (U, 2) N or N m
+
+
+class Environment(NamedTuple):
+    """Scene-wide settings."""
+
+    gravity: np.ndarray  # (3,) m/s^2 (zero when gravity is disabled)
+    wind: np.ndarray  # (3,) m/s, for the fluid forces
+    fluid: bool  # any fluid force
+    smooth: bool  # any fluid, damping or actuator force at all (else the smooth wrench is identically zero)
+    implicit: bool  # any force depends on velocity: the closing kick is solved by fixed-point iteration
+
+
+@dataclass(frozen=True)
+class EngineModel:
+    """Everything the engine needs from a compiled scene, plus the maps back to MuJoCo's layout."""
+
+    bodies: Bodies
+    actuators: Actuators
+    env: Environment
+    mj_body: np.ndarray  # (B,) MuJoCo body id of each engine body
+    body_index: np.ndarray  # (nbody,) engine index of each MuJoCo body, -1 for static bodies
+    qposadr: np.ndarray  # (B,) address of the free joint in qpos (7 numbers)
+    dofadr: np.ndarray  # (B,) address of the free joint in qvel (6 numbers)
+    static_pos: np.ndarray  # (nbody, 3) world pose of every body frame at qpos0 (valid for static bodies)
+    static_quat: np.ndarray  # (nbody, 4)
+    static_potential: float  # J: -sum over static bodies of m g . c (a constant)
+    nq: int
+    nv: int
+    nu: int
+
+
+def build_model(model: mujoco.MjModel) -> EngineModel:
+    """Check the scene (``SceneError`` for unsupported features) and build the engine's arrays."""
+    check_supported(model)
+    mj_body = np.array([model.jnt_bodyid[j] for j in range(model.njnt)], dtype=np.int64)
+    body_index = np.full(model.nbody, -1, dtype=np.int64)
+    body_index[mj_body] = np.arange(mj_body.size)
+    qposadr = model.jnt_qposadr.astype(np.int64)
+    dofadr = model.jnt_dofadr.astype(np.int64)
+
+    mass = model.body_mass[mj_body].copy()
+    inertia = model.body_inertia[mj_body].copy()
+    damping = np.array([model.dof_damping[a:a + 6] for a in dofadr]).reshape(-1, 6)
+    fluid_linear, fluid_quadratic = _fluid_coefficients(model, mass, inertia)
+    bodies = Bodies(mass, 1.0 / mass, inertia, 1.0 / inertia, model.body_ipos[mj_body].copy(),
+                    model.body_iquat[mj_body].copy(), damping, fluid_linear, fluid_quadratic)
+
+    disabled = model.opt.disableflags
+    actuators = _actuators(model, body_index, active=not (disabled & _DISABLE.mjDSBL_ACTUATION),
+                           clamp=not (disabled & _DISABLE.mjDSBL_CLAMPCTRL))
+    gravity = np.zeros(3) if disabled & _DISABLE.mjDSBL_GRAVITY else model.opt.gravity.copy()
+    fluid = bool(model.opt.density > 0 or model.opt.viscosity > 0) and mj_body.size > 0
+    implicit = fluid or bool(np.any(damping)) or bool(np.any(actuators.gain_vel) or np.any(actuators.bias_vel))
+    smooth = fluid or bool(np.any(damping)) or actuators.body.size > 0
+    env = Environment(gravity, model.opt.wind.copy(), fluid, smooth, implicit)
+
+    data = mujoco.MjData(model)
+    mujoco.mj_kinematics(model, data)
+    static = body_index < 0
+    static_potential = -float(model.body_mass[static] @ (data.xipos[static] @ gravity))
+    return EngineModel(bodies, actuators, env, mj_body, body_index, qposadr, dofadr, data.xpos.copy(),
+                       data.xquat.copy(), static_potential, model.nq, model.nv, model.nu)
+
+
+def _fluid_coefficients(model: mujoco.MjModel, mass: np.ndarray, inertia: np.ndarray):
+    """MuJoCo's inertia-box fluid model (engine_passive.c, mj_inertiaBoxFluidModel).
+
+    Box sides from the principal moments: b_i = sqrt(6 (I_j + I_k - I_i) / m). Viscous (Stokes) drag on a
+    sphere of diameter d = (b_0 + b_1 + b_2)/3: F = -3 pi d mu v, T = -pi d^3 mu w. Quadratic drag:
+    F_i = -1/2 rho b_j b_k |v_i| v_i,  T_i = -rho b_i (b_j^4 + b_k^4) |w_i| w_i / 64, in principal axes,
+    with v the COM velocity relative to the wind.
+    """
+    rho, mu = model.opt.density, model.opt.viscosity
+    linear = np.zeros((mass.size, 2))
+    quadratic = np.zeros((mass.size, 6))
+    for b in range(mass.size):
+        i0, i1, i2 = inertia[b]
+        box = [math.sqrt(max(mujoco.mjMINVAL, s) / mass[b] * 6.0) for s in (i1 + i2 - i0, i0 + i2 - i1, i0 + i1 - i2)]
+        diameter = sum(box) / 3.0
+        if mu > 0:
+            linear[b] = (3.0 * math.pi * diameter * mu, math.pi * diameter ** 3 * mu)
+        if rho > 0:
+            for i in range(3):
+                j, k = (i + 1) % 3, (i + 2) % 3
+                quadratic[b, i] = 0.5 * rho * box[j] * box[k]
+                quadratic[b, 3 + i] = rho * box[i] * (box[j] ** 4 + box[k] ** 4) / 64.0
+    return linear, quadratic
+
+
+def _actuators(model: mujoco.MjModel, body_index: np.ndarray, active: bool, clamp: bool) -> Actuators:
+    count = model.nu if active else 0
+    gain, bias = model.actuator_gainprm[:count], model.actuator_biasprm[:count]
+    affine_gain = model.actuator_gaintype[:count] == int(mujoco.mjtGain.mjGAIN_AFFINE)
+    affine_bias = model.actuator_biastype[:count] == int(mujoco.mjtBias.mjBIAS_AFFINE)
+    trn = model.actuator_trntype[:count]
+    target = model.actuator_trnid[:count, 0]
+    axes = np.full(count, JOINT_AXES, dtype=np.int64)
+    axes[trn == int(mujoco.mjtTrn.mjTRN_JOINTINPARENT)] = PARENT_AXES
+    mj_body = np.empty(count, dtype=np.int64)
+    site_pos, site_quat = np.zeros((count, 3)), np.tile([1.0, 0.0, 0.0, 0.0], (count, 1))
+    for i in range(count):
+        if trn[i] == int(mujoco.mjtTrn.mjTRN_SITE):
+            axes[i] = SITE_AXES
+            mj_body[i] = model.site_bodyid[target[i]]
+            site_pos[i], site_quat[i] = model.site_pos[target[i]], model.site_quat[target[i]]
+        else:
+            mj_body[i] = model.jnt_bodyid[target[i]]
+    return Actuators(
+        body=body_index[mj_body],
+        axes=axes,
+        site_pos=site_pos,
+        site_quat=site_quat,
+        gear=model.actuator_gear[:count].copy(),
+        gain0=gain[:, 0].copy(),
+        gain_vel=np.where(affine_gain, gain[:, 2], 0.0),
+        bias0=np.where(affine_bias, bias[:, 0], 0.0),
+        bias_vel=np.where(affine_bias, bias[:, 2], 0.0),
+        ctrl_limited=model.actuator_ctrllimited[:count].astype(bool) & clamp,
+        ctrl_range=model.actuator_ctrlrange[:count].copy(),
+        force_limited=model.actuator_forcelimited[:count].astype(bool),
+        force_range=model.actuator_forcerange[:count].copy(),
+    )

@@ -1,0 +1,97 @@
+"""Engine state for W worlds and its conversion to and from MuJoCo's free-joint layout.
+
+State (struct of arrays, leading world axis):
+  com (W, B, 3)      centre of mass, world, m
+  quat (W, B, 4)     principal-axes orientation, world <- principal
+  vel (W, B, 3)      COM velocity, world, m/s
+  momentum (W, B, 3) angular momentum about the COM, world, kg m^2/s
+
+MuJoCo's free joint: qpos = (body-frame origin, body quaternion); qvel = (origin velocity in the world
+frame, angular velocity in the BODY frame). ``load_generalized`` reads that layout here;
+``kinematics.store_generalized`` writes it.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from .rotation import normalize, quat_mul, rot, rotate, rotate_inverse
+
+
+class State(NamedTuple):
+    com: np.ndarray
+    quat: np.ndarray
+    vel: np.ndarray
+    momentum: np.ndarray
+
+    @staticmethod
+    def zeros(worlds: int, bodies: int) -> State:
+        quat = np.zeros((worlds, bodies, 4))
+        quat[..., 0] = 1.0
+        return State(np.zeros((worlds, bodies, 3)), quat, np.zeros((worlds, bodies, 3)),
+                     np.zeros((worlds, bodies, 3)))
+
+    def copy(self) -> State:
+        return State(*(a.copy() for a in self))
+
+    def assign(self, other: State) -> None:
+        """Overwrite this state's arrays in place with ``other``'s values."""
+        for mine, theirs in zip(self, other, strict=True):
+            mine[...] = theirs
+
+
+@njit(cache=True)
+def world_spin(qw, qx, qy, qz, i0, i1, i2, lx, ly, lz):
+    """w = R diag(1/I) R^T L (rad/s) for the principal frame q, inverse principal moments i (1/(kg m^2)) and
+    the world angular momentum L (kg m^2/s), all scalars; returns (x, y, z)."""
+    px, py, pz = rot(qw, -qx, -qy, -qz, lx, ly, lz)
+    return rot(qw, qx, qy, qz, px * i0, py * i1, pz * i2)
+
+
+@njit(cache=True)
+def angular_velocity(inv_inertia, quat, momentum, out):
+    """out = R diag(1/I) R^T L: world angular velocity (rad/s) from the world angular momentum."""
+    out[0], out[1], out[2] = world_spin(quat[0], quat[1], quat[2], quat[3], inv_inertia[0], inv_inertia[1],
+                                        inv_inertia[2], momentum[0], momentum[1], momentum[2])
+
+
+@njit(cache=True)
+def load_generalized(bodies, qposadr, dofadr, qpos, qvel, state, world):
+    """Set world ``world`` of ``state`` from MuJoCo qpos/qvel (quaternions are normalised)."""
+    body_quat = np.empty(4)
+    offset = np.empty(3)
+    omega = np.empty(3)
+    for b in range(qposadr.size):
+        p, d = qposadr[b], dofadr[b]
+        body_quat[:] = qpos[p + 3:p + 7]
+        normalize(body_quat)
+        quat_mul(body_quat, bodies.iquat[b], state.quat[world, b])
+        # c = origin + R_b ipos;  v_c = v_origin + w x (c - origin);  L = R_p I R_p^T w
+        rotate(body_quat, bodies.ipos[b], offset)
+        rotate(body_quat, qvel[d + 3:d + 6], omega)
+        for i in range(3):
+            state.com[world, b, i] = qpos[p + i] + offset[i]
+        state.vel[world, b, 0] = qvel[d] + omega[1] * offset[2] - omega[2] * offset[1]
+        state.vel[world, b, 1] = qvel[d + 1] + omega[2] * offset[0] - omega[0] * offset[2]
+        state.vel[world, b, 2] = qvel[d + 2] + omega[0] * offset[1] - omega[1] * offset[0]
+        rotate_inverse(state.quat[world, b], omega, omega)
+        for i in range(3):
+            omega[i] *= bodies.inertia[b, i]
+        rotate(state.quat[world, b], omega, state.momentum[world, b])
+
+
+@njit(cache=True)
+def energy(bodies, gravity, state, world):
+    """Kinetic energy 1/2 m |v|^2 + 1/2 sum_i pi_i^2 / I_i plus potential -m g . c (J) of one world."""
+    total = 0.0
+    local = np.empty(3)
+    for b in range(state.com.shape[1]):
+        rotate_inverse(state.quat[world, b], state.momentum[world, b], local)
+        for i in range(3):
+            v = state.vel[world, b, i]
+            total += 0.5 * bodies.mass[b] * v * v + 0.5 * local[i] * local[i] * bodies.inv_inertia[b, i]
+            total -= bodies.mass[b] * gravity[i] * state.com[world, b, i]
+    return total

@@ -1,0 +1,144 @@
+"""Fluid, damping and actuator forces: MuJoCo's formulas exactly, and second order in time."""
+
+from __future__ import annotations
+
+import math
+
+import mujoco
+import numpy as np
+import pytest
+
+import mechgym
+from mechgym.physics import State, build_model
+from mechgym.physics.forces import smooth_wrench
+from mechgym.physics.kinematics import BODY_QUAT, FRAME_SIZE, OFFSET
+from mechgym.physics.state import load_generalized
+from mechgym.scene import compile_model
+
+from .scenes import free_body, key, quat_to_matrix, scene
+
+OFFSET_BOX = 'type="box" size="0.15 0.1 0.05" mass="1.3" pos="0.1 0.02 -0.03" euler="10 20 30"'
+ACTUATORS = (
+    '<motor name="thrust" joint="b_free" gear="0.3 -0.2 1 0.1 0.2 0.3" ctrllimited="true" ctrlrange="-2 2"/>'
+    '<position name="servo" joint="b_free" gear="1 0 0 0 0 0" kp="5" kv="2"/>'
+    '<velocity name="spin" joint="b_free" gear="0 0 0 0 1 0" kv="0.05"/>'
+    '<motor name="twist" jointinparent="b_free" gear="0 0 0 0.2 0 -0.1" forcelimited="true" forcerange="-0.5 0.5"/>'
+    '<general name="affine" joint="c_free" gear="0 1 0 0 0 1" gaintype="affine" gainprm="2 0 0.5" '
+    'biastype="affine" biasprm="0.1 0 -0.3"/>'
+    '<motor name="jet" site="jet" gear="0.2 0 1 0.1 0 -0.05"/>'
+    '<velocity name="brake" site="jet" gear="1 0.5 0 0 0.2 0" kv="0.4"/>'
+    '<motor name="anchored" site="anchor" gear="0 0 1 0 0 0"/>'
+)
+# A site off the capsule's centre, turned against its body; and one on the world (which moves nothing).
+JET = '<site name="jet" pos="0.05 -0.02 0.15" euler="30 -20 10"/>'
+ANCHOR = '<site name="anchor" pos="1 1 1"/>'
+QPOS = [0.3, -0.2, 1.1, 0.9, 0.1, 0.3, 0.2, -0.5, 0.4, 0.2, 0.5, -0.5, 0.5, 0.5]
+QVEL = [1.5, -0.7, 4.0, 0.4, -2.5, 0.8, -0.3, 0.9, 0.1, 1.7, 0.2, -0.6]
+CTRL = [3.0, 0.4, 2.0, 9.0, -0.7, 1.3, 0.6, 5.0]  # thrust beyond its ctrlrange, twist beyond its forcerange
+
+
+def two_bodies(option: str) -> str:
+    bodies = (free_body(geom=OFFSET_BOX, joint='damping="0.05"')
+              + free_body("c", geom='type="capsule" size="0.04 0.2" mass="0.7" euler="40 0 70"',
+                          joint='damping="0.2"', children=JET) + ANCHOR)
+    return scene(bodies, actuators=ACTUATORS, option=option, keyframe=key(QPOS, QVEL, CTRL))
+
+
+def engine_generalized_force(model: mujoco.MjModel) -> np.ndarray:
+    """The engine's smooth wrenches at the keyframe, mapped to MuJoCo's free-joint generalized forces:
+    a force F and torque T about the COM c are F at the origin o plus the torque T + (c - o) x F, whose
+    generalized components are (F, R_b^T (T + (c - o) x F))."""
+    engine = build_model(model)
+    nbody = engine.mj_body.size
+    state = State.zeros(1, nbody)
+    load_generalized(engine.bodies, engine.qposadr, engine.dofadr, model.key_qpos[0].copy(),
+                     model.key_qvel[0].copy(), state, 0)
+    frames, wrench = np.empty((nbody, FRAME_SIZE)), np.empty((nbody, 6))
+    smooth_wrench(engine.bodies, engine.actuators, engine.env, state, 0, model.key_ctrl[0].copy(), frames, wrench)
+    force = np.zeros(model.nv)
+    for b in range(nbody):
+        lever = -frames[b, OFFSET:OFFSET + 3]
+        torque = wrench[b, 3:] + np.cross(lever, wrench[b, :3])
+        adr = engine.dofadr[b]
+        force[adr:adr + 3] = wrench[b, :3]
+        force[adr + 3:adr + 6] = quat_to_matrix(frames[b, BODY_QUAT:BODY_QUAT + 4]).T @ torque
+    return force
+
+
+def mujoco_generalized_force(model: mujoco.MjModel) -> np.ndarray:
+    data = mujoco.MjData(model)
+    mujoco.mj_resetDataKeyframe(model, data, 0)
+    mujoco.mj_forward(model, data)
+    return data.qfrc_passive + data.qfrc_actuator
+
+
+@pytest.mark.parametrize("option", [
+    "",
+    'viscosity="0.3"',
+    'density="1.2" viscosity="0.02" wind="0.5 -1 0.3"',
+    'density="1000"',
+])
+def test_passive_and_actuator_forces_equal_mujocos(option):
+    model = compile_model(two_bodies(option))
+    expected = mujoco_generalized_force(model)
+    assert np.abs(expected).max() > 0.1
+    np.testing.assert_allclose(engine_generalized_force(model), expected, rtol=0,
+                               atol=1e-13 * np.abs(expected).max())
+
+
+def test_disabled_actuation_and_ctrl_clamping_are_honoured():
+    for flags in ('actuation="disable"', 'clampctrl="disable"'):
+        model = compile_model(two_bodies("").replace("<flag />", f"<flag {flags}/>"))
+        expected = mujoco_generalized_force(model)
+        np.testing.assert_allclose(engine_generalized_force(model), expected, rtol=0,
+                                   atol=1e-13 * max(1.0, np.abs(expected).max()))
+
+
+def test_linear_drag_converges_at_second_order_to_the_exponential():
+    """Stokes drag of MuJoCo's inertia-box model on a sphere of radius r (I = 2/5 m r^2 on every axis): box
+    sides b = sqrt(6 (2/5) m r^2 / m) = sqrt(2.4) r, diameter d = b, force -3 pi d mu v, torque -pi d^3 mu w.
+    So v = v0 exp(-3 pi d mu t / m) and w = w0 exp(-pi d^3 mu t / I)."""
+    mu, radius, mass, duration = 0.8, 0.1, 0.5, 1.0
+    v0, w0 = np.array([2.0, -1.0, 0.5]), np.array([3.0, -2.0, 1.0])
+    xml = scene(free_body(geom=f'type="sphere" size="{radius}" mass="{mass}"'),
+                option=f'gravity="0 0 0" viscosity="{mu}"', keyframe=key([0, 0, 0, 1, 0, 0, 0], np.r_[v0, w0]))
+    diameter = math.sqrt(2.4) * radius
+    v_exact = v0 * math.exp(-3 * math.pi * diameter * mu * duration / mass)
+    w_exact = w0 * math.exp(-math.pi * diameter**3 * mu * duration / (0.4 * mass * radius**2))
+    errors = []
+    for dt in (0.02, 0.01, 0.005):
+        sim = mechgym.load(xml, backend="mechgym", dt=dt)
+        sim.step(round(duration / dt))
+        state = sim.body("b")
+        errors.append([np.abs(state.linvel - v_exact).max(), np.abs(state.angvel - w_exact).max()])
+    ratios = np.array(errors[:-1]) / np.array(errors[1:])
+    assert np.all((3.5 < ratios) & (ratios < 4.5)), ratios
+
+
+def test_quadratic_drag_converges_at_second_order():
+    """Density drag has no closed form for a tumbling body; compare with a run at dt / 16 instead (whose own
+    error, 1/256 of the dt = 10 ms one, moves the expected ratio from 4 to 4.06)."""
+    xml = scene(free_body(geom=OFFSET_BOX), option='density="100"', keyframe=key(QPOS[:7], QVEL[:6]))
+    reference = mechgym.load(xml, backend="mechgym", dt=0.01 / 16)
+    reference.step(16 * 50)
+    errors = []
+    for dt in (0.01, 0.005):
+        sim = mechgym.load(xml, backend="mechgym", dt=dt)
+        sim.step(round(0.5 / dt))
+        errors.append(np.abs(sim.qvel - reference.qvel).max())
+    assert 3.5 < errors[0] / errors[1] < 4.5
+
+
+@pytest.mark.parametrize("dt", [0.01, 0.3])
+def test_a_position_servo_on_a_free_joint_pushes_with_kp_times_ctrl_wherever_the_body_is(dt):
+    """MuJoCo gives a free-joint transmission the length 0 (mj_transmission), so position="kp" pushes with
+    kp (ctrl - 0) at any position: a constant force, integrated exactly: v = kp ctrl t / m, x = v t / 2."""
+    kp, ctrl, mass = 5.0, 0.4, 1.5
+    xml = scene(free_body(geom=f'type="sphere" size="0.1" mass="{mass}"', pos="3 -2 1"),
+                actuators=f'<position joint="b_free" gear="0 1 0 0 0 0" kp="{kp}"/>', option='gravity="0 0 0"',
+                keyframe=key([3, -2, 1, 1, 0, 0, 0], [0] * 6, [ctrl]))
+    sim = mechgym.load(xml, backend="mechgym", dt=dt)
+    sim.step(round(3.0 / dt))
+    speed = kp * ctrl * sim.time / mass
+    np.testing.assert_allclose(sim.body("b").linvel, [0, speed, 0], rtol=0, atol=1e-13)
+    np.testing.assert_allclose(sim.body("b").pos, [3, -2 + 0.5 * speed * sim.time, 1], rtol=0, atol=1e-13)

@@ -1,0 +1,128 @@
+"""Every MJCF feature Engine I does not simulate is refused with a SceneError naming it (one test per code)."""
+
+from __future__ import annotations
+
+import pytest
+
+import mechgym
+from mechgym import SceneError
+
+from .scenes import NO_CONTACT, free_body, scene
+
+BOX = free_body()
+
+
+def refused(xml: str, code: str, *words: str) -> None:
+    with pytest.raises(SceneError) as caught:
+        mechgym.load(xml, backend="mechgym")
+    assert caught.value.code == code, caught.value
+    for word in words:
+        assert word in caught.value.message, caught.value.message
+
+
+def test_a_free_body_without_contacts_loads():
+    assert mechgym.load(scene(BOX), backend="mechgym").qpos.shape == (7,)
+
+
+@pytest.mark.parametrize("joint", ['type="hinge"', 'type="slide"', 'type="ball"'])
+def test_joints_other_than_free(joint):
+    xml = scene(f'<body name="arm"><joint name="pivot" {joint}/><geom size="0.1" {NO_CONTACT}/></body>')
+    refused(xml, "joint.unsupported", "pivot")
+
+
+@pytest.mark.parametrize("attribute, feature", [('stiffness="1"', "stiffness"), ('armature="0.1"', "armature"),
+                                                ('frictionloss="1"', "frictionloss")])
+def test_free_joint_features(attribute, feature):
+    refused(scene(free_body(joint=attribute)), "joint.unsupported", "b_free", feature)
+
+
+def test_a_body_welded_to_a_moving_body():
+    xml = scene(f'<body name="b"><freejoint/><geom size="0.1" {NO_CONTACT}/>'
+                f'<body name="tip" pos="0.2 0 0"><geom size="0.05" {NO_CONTACT}/></body></body>')
+    refused(xml, "body.welded", "tip", "'b'")
+
+
+def test_gravity_compensation():
+    xml = scene(f'<body name="floaty" gravcomp="1"><freejoint/><geom size="0.1" {NO_CONTACT}/></body>')
+    refused(xml, "body.unsupported", "floaty", "gravcomp")
+
+
+def test_geoms_that_could_collide_with_the_world():
+    xml = scene('<geom name="floor" type="plane" size="1 1 0.1"/>'
+                '<body name="ball" pos="0 0 1"><freejoint/><geom name="ball" size="0.1"/></body>')
+    refused(xml, "contact.unsupported", "floor", "ball")
+
+
+def test_geoms_of_two_bodies_that_could_collide():
+    xml = scene('<body name="a"><freejoint/><geom name="a" size="0.1" contype="1" conaffinity="0"/></body>'
+                '<body name="c" pos="1 0 0"><freejoint/><geom name="c" size="0.1" contype="0" conaffinity="1"/>'
+                '</body>')
+    refused(xml, "contact.unsupported", "'a'", "'c'")
+
+
+def test_colliding_geoms_are_fine_when_contacts_are_disabled_or_excluded():
+    bodies = ('<geom name="floor" type="plane" size="1 1 0.1"/>'
+              '<body name="ball" pos="0 0 1"><freejoint/><geom name="ball" size="0.1"/></body>')
+    disabled = scene(bodies, flags='contact="disable"')
+    assert mechgym.load(disabled, backend="mechgym").qpos.shape == (7,)
+    pair = ('<body name="a"><freejoint/><geom size="0.1"/></body>'
+            '<body name="c" pos="1 0 0"><freejoint/><geom size="0.1"/></body>')
+    excluded = scene(pair, extra='<contact><exclude body1="a" body2="c"/></contact>')
+    assert mechgym.load(excluded, backend="mechgym").qpos.shape == (14,)
+
+
+def test_explicit_contact_pairs():
+    bodies = (f'<body name="a"><freejoint/><geom name="a" size="0.1" {NO_CONTACT}/></body>'
+              f'<geom name="floor" type="plane" size="1 1 0.1" {NO_CONTACT}/>')
+    refused(scene(bodies, extra='<contact><pair geom1="a" geom2="floor"/></contact>'), "contact.unsupported", "pair")
+
+
+@pytest.mark.parametrize("actuator, feature", [
+    ('<general name="lag" joint="b_free" dyntype="filter" dynprm="0.1"/>', "dynamics"),
+    ('<general name="lag" joint="b_free" gaintype="user"/>', "USER"),
+    ('<motor name="lag" site="s" refsite="s"/>', "refsite"),
+    ('<adhesion name="lag" body="b" ctrlrange="0 1" gain="1"/>', "BODY"),
+    ('<motor name="lag" joint="b_free" damping="1"/>', "damping"),
+])
+def test_actuator_features(actuator, feature):
+    body = ('<body name="b"><freejoint name="b_free"/><site name="s"/>'
+            f'<geom size="0.1" {NO_CONTACT}/></body>')
+    refused(scene(body, actuators=actuator), "actuator.unsupported", "lag", feature)
+
+
+def test_equality_constraints():
+    xml = scene(BOX + free_body("c", pos="1 0 0"), extra='<equality><weld body1="b" body2="c"/></equality>')
+    refused(xml, "equality.unsupported", "equality")
+
+
+def test_tendons():
+    body = '<body name="b"><freejoint/><site name="s1"/><site name="s2" pos="0 0 0.1"/>' \
+           f'<geom size="0.1" {NO_CONTACT}/></body>'
+    xml = scene(body, extra='<tendon><spatial><site site="s1"/><site site="s2"/></spatial></tendon>')
+    refused(xml, "tendon.unsupported", "tendon")
+
+
+def test_the_ellipsoid_fluid_model():
+    xml = scene(free_body(geom='size="0.1" fluidshape="ellipsoid"'), option='density="1.2"')
+    refused(xml, "fluid.unsupported", "ellipsoid")
+
+
+@pytest.mark.parametrize("flag", ['damper="disable"', 'spring="disable"'])
+def test_option_flags_that_are_not_honoured(flag):
+    refused(scene(BOX, flags=flag), "option.unsupported", "flag")
+
+
+@pytest.mark.filterwarnings("ignore:flex 'cloth' is not rigid")
+def test_flex():
+    xml = scene(BOX + '<flexcomp name="cloth" type="grid" count="2 2 1" spacing="0.1 0.1 0.1" radius="0.01" '
+                      'dim="2"><contact contype="0" conaffinity="0"/></flexcomp>')
+    refused(xml, "flex.unsupported", "flex")
+
+
+def test_plugins():
+    extra = ('<extension><plugin plugin="mujoco.sensor.touch_grid"/></extension><sensor>'
+             '<plugin name="touch" plugin="mujoco.sensor.touch_grid" objtype="site" objname="s">'
+             '<config key="size" value="7 7"/><config key="fov" value="45 45"/><config key="gamma" value="0"/>'
+             '<config key="nchannel" value="3"/></plugin></sensor>')
+    body = f'<body name="b"><freejoint/><site name="s"/><geom size="0.1" {NO_CONTACT}/></body>'
+    refused(scene(body, extra=extra), "plugin.unsupported", "plugin")
