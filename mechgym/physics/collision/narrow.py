@@ -1,0 +1,118 @@
+"""Narrow-phase entry point: dispatch on MuJoCo geom type codes, in either argument order.
+
+Geoms are given as MuJoCo's ``geom_size`` (3,), world position ``geom_xpos`` (3,) in m and rotation
+``geom_xmat`` reshaped to (3, 3) (C-contiguous float64; column j = local axis j in world coordinates).
+
+Supported pairs (``supported_pair``): plane-{sphere, capsule, cylinder, box},
+sphere-{sphere, capsule, cylinder, box}, capsule-{capsule, box}, box-box. Not supported: anything with a
+height field, ellipsoid, mesh or SDF; plane-plane (two infinite planes are static scenery); capsule-cylinder,
+cylinder-cylinder and cylinder-box (a cylinder's rim and curved side against a segment or a polytope has no
+closed form; it needs a convex method such as GJK/EPA or MPR, which this layer does not have).
+"""
+
+from __future__ import annotations
+
+import mujoco
+from numba import njit
+
+from .box_box import box_box
+from .primitives import (
+    capsule_box,
+    capsule_capsule,
+    plane_box,
+    plane_capsule,
+    plane_cylinder,
+    plane_sphere,
+    sphere_box,
+    sphere_capsule,
+    sphere_cylinder,
+    sphere_sphere,
+)
+
+PLANE = int(mujoco.mjtGeom.mjGEOM_PLANE)
+SPHERE = int(mujoco.mjtGeom.mjGEOM_SPHERE)
+CAPSULE = int(mujoco.mjtGeom.mjGEOM_CAPSULE)
+CYLINDER = int(mujoco.mjtGeom.mjGEOM_CYLINDER)
+BOX = int(mujoco.mjtGeom.mjGEOM_BOX)
+
+# Output rows a call may write: box-box clipping yields up to 8 points (and uses 8 rows as workspace).
+MAX_CONTACTS = 8
+
+_SUPPORTED = frozenset({
+    (PLANE, SPHERE), (PLANE, CAPSULE), (PLANE, CYLINDER), (PLANE, BOX),
+    (SPHERE, SPHERE), (SPHERE, CAPSULE), (SPHERE, CYLINDER), (SPHERE, BOX),
+    (CAPSULE, CAPSULE), (CAPSULE, BOX),
+    (BOX, BOX),
+})
+
+
+def supported_pair(type1: int, type2: int) -> bool:
+    """Whether ``collide`` handles geoms of MuJoCo types ``type1`` and ``type2`` (in either order)."""
+    return (min(int(type1), int(type2)), max(int(type1), int(type2))) in _SUPPORTED
+
+
+@njit(cache=True)
+def _ordered(type1, size1, pos1, mat1, type2, size2, pos2, mat2, margin, out_pos, out_normal, out_dist, out_feature):
+    """Dispatch with type1 <= type2; returns -1 for an unsupported pair."""
+    if type1 == PLANE:
+        if type2 == SPHERE:
+            return plane_sphere(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal, out_dist,
+                                out_feature)
+        if type2 == CAPSULE:
+            return plane_capsule(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal, out_dist,
+                                 out_feature)
+        if type2 == CYLINDER:
+            return plane_cylinder(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal, out_dist,
+                                  out_feature)
+        if type2 == BOX:
+            return plane_box(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal, out_dist,
+                             out_feature)
+    elif type1 == SPHERE:
+        if type2 == SPHERE:
+            return sphere_sphere(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal, out_dist,
+                                 out_feature)
+        if type2 == CAPSULE:
+            return sphere_capsule(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal, out_dist,
+                                  out_feature)
+        if type2 == CYLINDER:
+            return sphere_cylinder(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal, out_dist,
+                                   out_feature)
+        if type2 == BOX:
+            return sphere_box(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal, out_dist,
+                              out_feature)
+    elif type1 == CAPSULE:
+        if type2 == CAPSULE:
+            return capsule_capsule(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal, out_dist,
+                                   out_feature)
+        if type2 == BOX:
+            return capsule_box(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal, out_dist,
+                               out_feature)
+    elif type1 == BOX and type2 == BOX:
+        return box_box(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal, out_dist, out_feature)
+    return -1
+
+
+@njit(cache=True)
+def collide(type1, size1, pos1, mat1, type2, size2, pos2, mat2, margin, out_pos, out_normal, out_dist, out_feature):
+    """Contacts between geom1 and geom2 closer than ``margin`` (m, >= 0); returns their count (<= MAX_CONTACTS).
+
+    Outputs (at least MAX_CONTACTS rows; rows beyond the count are scratch):
+      out_pos (K, 3)     world contact point midway between the two surfaces along the normal, m
+      out_normal (K, 3)  unit normal from geom1 towards geom2
+      out_dist (K,)      signed surface distance along the normal, m (negative = penetration)
+      out_feature (K,)   int64 id of the contacting features, persistent while the contact topology is
+    The pair is evaluated with the lower type code first and the normals are negated when the caller's
+    order is the other one, so swapping the arguments flips the normals and keeps everything else. For two
+    geoms of the same type the feature ids (and, in near ties, a box-box reference face) follow the caller's
+    order: call each pair in a fixed order, e.g. g1 < g2 as ``broad.sweep_pairs`` writes them.
+    Returns -1 for a pair that ``supported_pair`` rejects (the model builder refuses those at load).
+    """
+    if type1 <= type2:
+        return _ordered(type1, size1, pos1, mat1, type2, size2, pos2, mat2, margin, out_pos, out_normal, out_dist,
+                        out_feature)
+    count = _ordered(type2, size2, pos2, mat2, type1, size1, pos1, mat1, margin, out_pos, out_normal, out_dist,
+                     out_feature)
+    for k in range(count):
+        for i in range(3):
+            out_normal[k, i] = -out_normal[k, i]
+    return count
