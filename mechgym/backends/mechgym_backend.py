@@ -1,9 +1,12 @@
-"""``backend="mechgym"``: the in-house engine (Engine I: free rigid bodies, velocity Verlet).
+"""``backend="mechgym"``: the in-house engine (rigid bodies by velocity Verlet; joints, equalities, rods and
+ropes enforced exactly by RATTLE).
 
 The scene is compiled by MuJoCo and read into the engine's own arrays (:mod:`mechgym.physics`); features
-the engine does not simulate raise ``SceneError``. The engine keeps one world (W = 1) of state in the
-principal frame (COM, principal axes, COM velocity, world angular momentum) and converts to MuJoCo's
-qpos/qvel layout and body frames on request. ``n`` steps are one compiled call; force windows travel into
+the engine does not simulate raise ``SceneError``. The engine keeps one world (W = 1) of state in maximal
+coordinates (per body: COM, principal axes, COM velocity, world angular momentum; plus the hinge turns and
+the constraint impulses of the last step) and converts to MuJoCo's qpos/qvel layout (free joints from the
+body, hinge/slide/ball joints from the constraint rows) and body frames on request. ``n`` steps are one
+compiled call; force windows travel into
 the kernel, which integrates each one exactly over the half-step every kick serves. A step that turns the
 state non-finite (or whose implicit kick does not converge) is undone by the kernel and reported through
 ``_fail``; the state stays the last good one.
@@ -11,11 +14,15 @@ state non-finite (or whose implicit kick does not converge) is undone by the ker
 
 from __future__ import annotations
 
+import mujoco
 import numpy as np
 
-from ..physics import NON_FINITE, OK, State, Windows, advance, build_model
+from ..physics import NON_FINITE, NOT_CONVERGED, OK, State, Windows, advance, build_model
+from ..physics.constraints import DISTANCE
+from ..physics.joints import state_from_mujoco, store_coordinates, turns_from_qpos
 from ..physics.kinematics import BODY_QUAT, FRAME_SIZE, OFFSET, OMEGA, ORIGIN_VEL, derive_frame, store_generalized
-from ..physics.state import energy, load_generalized
+from ..physics.state import energy
+from ..scene import name_of
 from ..simulator import BodyState, Contact, Simulator
 
 _NO_WINDOWS = Windows(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros((0, 6)), np.zeros(0),
@@ -28,10 +35,13 @@ class MechgymSimulator(Simulator):
     def __init__(self, model, dt):
         super().__init__(model, dt)
         self.engine = build_model(model)
-        self._state = State.zeros(1, self.engine.mj_body.size)
+        linkage = self.engine.linkage
+        self._state = State.zeros(1, self.engine.mj_body.size, linkage.coordinates.rows.kind.size,
+                                  linkage.rows.kind.size)
         self._ctrl = np.zeros((1, model.nu))
         self._status = np.zeros((1, 2), dtype=np.int64)
         self._frames = np.empty((self.engine.mj_body.size, FRAME_SIZE))  # scratch for body()
+        self._vectors, self._grad = np.zeros((8, 3)), np.zeros(12)  # scratch for store_coordinates
         self._reset_physics()
 
     # ----------------------------------------------------------------- stepping
@@ -39,16 +49,19 @@ class MechgymSimulator(Simulator):
         if n == 0:
             return
         engine = self.engine
-        advance(engine.bodies, engine.actuators, engine.env, self._window_arrays(), self._state, self._ctrl,
-                self._step_count, n, self._dt, self._status)
+        advance(engine.bodies, engine.actuators, engine.env, engine.linkage, self._window_arrays(), self._state,
+                self._ctrl, self._step_count, n, self._dt, self._status)
         done, code = (int(x) for x in self._status[0])
         if code != OK:
             # The kernel left the state as the failing step found it.
             self._step_count += done
             if code == NON_FINITE:
                 self._fail("the engine state became non-finite in the next step")
-            self._fail(f"the implicit velocity update did not converge in the next step: velocity-dependent "
-                       f"forces are too stiff for dt = {self._dt} s")
+            if code == NOT_CONVERGED:
+                self._fail(f"the implicit velocity update did not converge in the next step: velocity-dependent "
+                           f"forces are too stiff for dt = {self._dt} s")
+            self._fail(f"the constraint projection did not converge in the next step (dt = {self._dt} s): the "
+                       "joints, rods or ropes cannot be satisfied, or are too far violated for the step")
         self._step_count += n
         end = self._step_count * self._dt
         self._windows = [w for w in self._windows if w.stop > end]
@@ -79,7 +92,10 @@ class MechgymSimulator(Simulator):
     def _generalized(self) -> tuple[np.ndarray, np.ndarray]:
         engine = self.engine
         qpos, qvel = np.zeros(engine.nq), np.zeros(engine.nv)
-        store_generalized(engine.bodies, engine.qposadr, engine.dofadr, self._state, 0, qpos, qvel)
+        store_generalized(engine.bodies, engine.free, engine.qposadr, engine.dofadr, self._state, 0, qpos, qvel)
+        # a copy of the turns: reading the coordinates never changes the state
+        store_coordinates(engine.linkage.coordinates, engine.bodies, self._state, 0, self._state.turns[0].copy(),
+                          self._vectors, self._grad, qpos, qvel)
         return qpos, qvel
 
     def _ctrl_array(self) -> np.ndarray:
@@ -105,8 +121,25 @@ class MechgymSimulator(Simulator):
         engine = self.engine
         return float(energy(engine.bodies, engine.env.gravity, self._state, 0)) + engine.static_potential
 
+    def constraint_forces(self) -> dict[tuple[str, str], np.ndarray]:
+        """Reaction forces of the last step per constrained MJCF element: {(kind, name): forces}, kind
+        "joint", "equality" or "tendon", forces one per constraint row of the element in row order, each the
+        row's (P_position + P_velocity) / dt (see ``physics.constraints``): N along the parent's axes for a
+        joint's or connect's anchor rows, N m for its alignment and angle rows; for a rod or rope (a tendon's
+        distance row) the tension in N, positive when it pulls. Zero before the first step."""
+        engine = self.engine
+        rows = engine.linkage.rows
+        force = (self._state.impulse_position[0] + self._state.impulse_velocity[0]) / self._dt
+        force = np.where(rows.kind == DISTANCE, -force, force)
+        objects = {"joint": mujoco.mjtObj.mjOBJ_JOINT, "equality": mujoco.mjtObj.mjOBJ_EQUALITY,
+                   "tendon": mujoco.mjtObj.mjOBJ_TENDON}
+        grouped: dict[tuple[str, str], list[float]] = {}
+        for (kind, index), value in zip(engine.owner, force, strict=True):
+            grouped.setdefault((kind, name_of(self.model, objects[kind], index)), []).append(float(value))
+        return {key: np.array(values) for key, values in grouped.items()}
+
     def contacts(self) -> list[Contact]:
-        """Engine I has no contacts (scenes whose geoms could collide are refused)."""
+        """The engine has no contacts yet (scenes whose geoms could collide are refused)."""
         return []
 
     # ----------------------------------------------------------------- state
@@ -128,6 +161,13 @@ class MechgymSimulator(Simulator):
             qpos, qvel, ctrl = model.key_qpos[0], model.key_qvel[0], model.key_ctrl[0]
         else:
             qpos, qvel, ctrl = model.qpos0, np.zeros(model.nv), np.zeros(model.nu)
-        engine = self.engine
-        load_generalized(engine.bodies, engine.qposadr, engine.dofadr, qpos.copy(), qvel.copy(), self._state, 0)
+        data = mujoco.MjData(model)
+        data.qpos[:], data.qvel[:] = qpos, qvel
+        mujoco.mj_kinematics(model, data)
+        mujoco.mj_comPos(model, data)
+        mujoco.mj_comVel(model, data)
+        state_from_mujoco(model, data, self.engine.body_index, self._state, 0)
+        turns_from_qpos(self.engine.linkage.coordinates, data.qpos, self._state.turns[0])
+        self._state.impulse_position[0] = 0.0
+        self._state.impulse_velocity[0] = 0.0
         self._ctrl[0] = ctrl

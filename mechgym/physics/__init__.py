@@ -1,16 +1,21 @@
-"""Engine I of the in-house rigid-body engine: free rigid bodies stepped by velocity Verlet.
+"""The in-house rigid-body engine: rigid bodies stepped by velocity Verlet (Engine I), joints, equalities,
+rods and ropes enforced exactly by RATTLE (Engine II).
 
 Modules, one job each: ``support`` (which MJCF features run, ``SceneError`` otherwise), ``model`` (the
 struct-of-arrays model from a compiled ``mujoco.MjModel``), ``state`` (state arrays with a leading world
 axis and MuJoCo's qpos/qvel layout), ``rotation`` (quaternions, free-rotor drift), ``kinematics``,
-``forces``, ``actuators`` and ``step`` (the kick-drift-kick kernel).
+``forces``, ``actuators``, ``constraints`` (RATTLE rows and projections), ``joints`` (MJCF joints,
+equalities and tendons as rows; hinge/slide/ball coordinates) and ``step`` (the kick-drift-kick kernel).
 """
 
 from __future__ import annotations
 
+from .constraints import Solver
 from .forces import Windows
+from .joints import Linkage
 from .model import EngineModel, build_model
 from .state import State
-from .step import NON_FINITE, NOT_CONVERGED, OK, advance
+from .step import NON_FINITE, NOT_CONVERGED, NOT_PROJECTED, OK, advance
 
-__all__ = ["NON_FINITE", "NOT_CONVERGED", "OK", "EngineModel", "State", "Windows", "advance", "build_model"]
+__all__ = ["NON_FINITE", "NOT_CONVERGED", "NOT_PROJECTED", "OK", "EngineModel", "Linkage", "Solver", "State",
+           "Windows", "advance", "build_model"]

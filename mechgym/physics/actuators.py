@@ -1,4 +1,6 @@
-"""Actuators on free bodies, with MJCF semantics (MuJoCo's mj_transmission + mj_fwdActuation).
+"""Actuators with MJCF semantics (MuJoCo's mj_transmission + mj_fwdActuation): the force law, and the
+wrenches of free-joint and site transmissions (hinge and slide transmissions act through their coordinate,
+``forces.coordinate_wrench``).
 
 Actuator i with gear g = (g_f, g_t) acts at a point p of its body along world directions
   f = A_f g_f  and  t = A_t g_t:
@@ -9,9 +11,10 @@ These are MuJoCo's moment rows: the free joint's translational dofs are world-fr
 dofs body-frame; a site's wrench is the gear in the site frame pushed through the site Jacobian.
   velocity             v = f . v_p + t . w   (v_p: velocity of the point p, w: world angular velocity)
   control              u = clamp(ctrl, ctrlrange) when ctrllimited
-  force (N or N m)     a = (gain0 + gain_vel v) u + bias0 + bias_vel v, clamped to forcerange when forcelimited
+  force (N or N m)     a = (gain0 + gain_len l + gain_vel v) u + bias0 + bias_len l + bias_vel v, clamped to
+                       forcerange when forcelimited (``actuator_force``)
   wrench on the body   force a f at p, torque a t.
-The transmission length is 0 for all three (see ``model.Actuators``).
+The transmission length l is 0 for all three (see ``model.Actuators``).
 """
 
 from __future__ import annotations
@@ -32,9 +35,21 @@ def _clamp(value, limited, low, high):
 
 
 @njit(cache=True, inline="always")
+def actuator_force(actuators, i, ctrl, length, velocity):
+    """MuJoCo's force of actuator i (N or N m) for the controls ``ctrl``, the transmission length (m or rad)
+    and velocity (m/s or rad/s): a = clamp((gain0 + gain_len l + gain_vel v) u + bias0 + bias_len l
+    + bias_vel v) with u = clamp(ctrl[i])."""
+    u = _clamp(ctrl[i], actuators.ctrl_limited[i], actuators.ctrl_range[i, 0], actuators.ctrl_range[i, 1])
+    force = (actuators.gain0[i] + actuators.gain_len[i] * length + actuators.gain_vel[i] * velocity) * u
+    force += actuators.bias0[i] + actuators.bias_len[i] * length + actuators.bias_vel[i] * velocity
+    return _clamp(force, actuators.force_limited[i], actuators.force_range[i, 0], actuators.force_range[i, 1])
+
+
+@njit(cache=True, inline="always")
 def actuator_wrench(actuators, ctrl, frames, wrench):
-    """Add every actuator's wrench about its body's COM (N, N m, world) to ``wrench`` (B, 6), given each
-    body's derived frame row. Actuators on static bodies (engine index -1) act on nothing."""
+    """Add every free-joint and site actuator's wrench about its body's COM (N, N m, world) to ``wrench``
+    (B, 6), given each body's derived frame row. Actuators on static bodies and hinge/slide actuators (engine
+    index -1) are skipped."""
     gear = actuators.gear
     for i in range(actuators.body.size):
         b = actuators.body[i]
@@ -59,10 +74,7 @@ def actuator_wrench(actuators, ctrl, frames, wrench):
                     + fy * (frames[b, ORIGIN_VEL + 1] + wz * ax - wx * az)
                     + fz * (frames[b, ORIGIN_VEL + 2] + wx * ay - wy * ax)
                     + tx * wx + ty * wy + tz * wz)
-        u = _clamp(ctrl[i], actuators.ctrl_limited[i], actuators.ctrl_range[i, 0], actuators.ctrl_range[i, 1])
-        force = (actuators.gain0[i] + actuators.gain_vel[i] * velocity) * u
-        force += actuators.bias0[i] + actuators.bias_vel[i] * velocity
-        a = _clamp(force, actuators.force_limited[i], actuators.force_range[i, 0], actuators.force_range[i, 1])
+        a = actuator_force(actuators, i, ctrl, 0.0, velocity)
         # the force acts at p: lever p - c = arm + (origin - c)
         add_wrench_at(wrench, b, ax + frames[b, OFFSET], ay + frames[b, OFFSET + 1], az + frames[b, OFFSET + 2],
                       a * fx, a * fy, a * fz, a * tx, a * ty, a * tz)

@@ -20,7 +20,7 @@ world, p is the stored point itself and R = I):
 ``sense`` makes a row one-sided: 0 equality g = 0; +1 g >= 0 (a lower bound); -1 g <= 0 (an upper bound).
 The multiplier of a one-sided row may only push the allowed way: sense * lambda >= 0 (complementarity).
 
-One step of length h (``rattle_step``; the kicks are those of ``step.py``):
+One step of length h (``step.advance`` runs these stages; the kicks are those of ``step.py``):
 
   opening kick    v_half = v_n + h/2 a_n,  L_half likewise                       (step.opening_kick)
   begin_step      store c_n, q_n and the start gradients G0 = G(q_n)             (this module)
@@ -31,6 +31,7 @@ One step of length h (``rattle_step``; the kicks are those of ``step.py``):
                   one block whose impulses are solved together (block Gauss-Seidel)   (this module)
   closing kick    v_{n+1} = v_half + h/2 a_{n+1}                                 (step.closing_kick)
   project         Gauss-Seidel on G(q_{n+1}) v_{n+1} = 0 for the active rows     (this module)
+                  (with velocity-dependent forces the two alternate to a fixed point, see step.py)
 
 W is the inverse mass matrix: 1/m on the linear part and R diag(1/I) R^T (principal moments I) on the
 angular part. An impulse P (N s) along a gradient row adds P dg/dx / m to the COM velocity and P dg/dtheta
@@ -55,7 +56,6 @@ from numba import njit
 
 from .rotation import free_rotor_drift, rot, rotate_inverse
 from .state import angular_velocity
-from .step import NON_FINITE, NOT_CONVERGED, OK, _finite, drift, opening_kick
 
 POINT, ALIGN, DISTANCE, ANGLE = 0, 1, 2, 3
 EQUALITY, LOWER, UPPER = 0, 1, -1  # Rows.sense
@@ -134,18 +134,25 @@ class Workspace(NamedTuple):
     change: np.ndarray  # (R,) impulse of the current sweep (Jacobi sweeps), N s
     coupling: np.ndarray  # (R,) G W G^T at q_{n+1} (velocity projection)
     active: np.ndarray  # (R,) bool: row takes part in the velocity projection
-    impulse_position: np.ndarray  # (R,) SHAKE impulse of the last step (warm start of the next), N s or N m s
-    impulse_velocity: np.ndarray  # (R,) velocity-projection impulse of the last step (warm start of the next)
+    # (R,) SHAKE and velocity-projection impulses of the current step, N s or N m s; on entry the previous
+    # step's (the warm start: step.advance copies each world's from state.State and back after a good step)
+    impulse_position: np.ndarray
+    impulse_velocity: np.ndarray
     vectors: np.ndarray  # (8, 3) 3-vector scratch
     block: np.ndarray  # (MAX_BLOCK, MAX_BLOCK) the coupling matrix of one block of rows
     block_rhs: np.ndarray  # (MAX_BLOCK,) its right-hand side, then its impulses
 
     @staticmethod
     def empty(bodies: int, rows: int) -> Workspace:
-        return Workspace(np.zeros((bodies, 3)), np.zeros((bodies, 4)), np.zeros((rows, 12)), np.zeros((rows, 12)),
-                         np.zeros(rows), np.zeros(rows), np.zeros(rows, dtype=np.bool_),
-                         np.zeros(rows), np.zeros(rows), np.zeros((8, 3)), np.zeros((MAX_BLOCK, MAX_BLOCK)),
-                         np.zeros(MAX_BLOCK))
+        return new_workspace(bodies, rows)
+
+
+@njit(cache=True)
+def new_workspace(bodies, rows):
+    """A zeroed ``Workspace`` for ``bodies`` bodies and ``rows`` rows (callable from compiled code)."""
+    return Workspace(np.zeros((bodies, 3)), np.zeros((bodies, 4)), np.zeros((rows, 12)), np.zeros((rows, 12)),
+                     np.zeros(rows), np.zeros(rows), np.zeros(rows, dtype=np.bool_), np.zeros(rows), np.zeros(rows),
+                     np.zeros((8, 3)), np.zeros((MAX_BLOCK, MAX_BLOCK)), np.zeros(MAX_BLOCK))
 
 
 @njit(cache=True)
@@ -586,44 +593,9 @@ def _project_block(rows, bodies, state, world, work, start, end):
 
 
 @njit(cache=True)
-def reaction_forces(work, h, out):
-    """out[r] = (P_position + P_velocity) / h: each row's generalised force over the step (N or N m; a rod or
-    rope in tension reports -tension)."""
+def reaction_forces(state, world, h, out):
+    """out[r] = (P_position + P_velocity) / h from the impulses of the last step of world ``world`` (kept in
+    ``state``, see ``state.State``): each row's generalised force over the step (N or N m; a rod or rope in
+    tension reports -tension)."""
     for r in range(out.size):
-        out[r] = (work.impulse_position[r] + work.impulse_velocity[r]) / h
-
-
-@njit(cache=True)
-def rattle_step(bodies, env, rows, solver, state, world, h, wrench, impulse, work):
-    """One RATTLE step of world ``world`` under gravity and a constant wrench (B, 6) (force N, torque N m
-    about each COM); ``impulse`` (B, 6) must be zeros. Returns OK, NOT_CONVERGED or NON_FINITE.
-    A test driver: the engine runs the same stages inside step.advance."""
-    half = 0.5 * h
-    opening_kick(bodies, env, state, world, half, wrench, impulse)
-    begin_step(rows, state, world, work)
-    drift(bodies, state, world, h)
-    if shake(rows, bodies, solver, state, world, h, work) < 0:
-        return NOT_CONVERGED
-    opening_kick(bodies, env, state, world, half, wrench, impulse)  # the closing kick of explicit forces
-    if project_velocity(rows, bodies, solver, state, world, h, work) < 0:
-        return NOT_CONVERGED
-    return OK if _finite(state, world) else NON_FINITE
-
-
-@njit(cache=True)
-def rattle_advance(bodies, env, rows, solver, state, n, h, wrench, work, status):
-    """``rattle_step`` ``n`` times for every world; status[w] = (steps completed, OK | NOT_CONVERGED |
-    NON_FINITE): a world stops at its first failing step. ``work`` is reused across worlds, so each world's
-    run starts from zero impulses (no warm start across worlds)."""
-    impulse = np.zeros(wrench.shape)
-    for world in range(state.com.shape[0]):
-        work.impulse_position[:] = 0.0
-        work.impulse_velocity[:] = 0.0
-        status[world, 0] = n
-        status[world, 1] = OK
-        for k in range(n):
-            code = rattle_step(bodies, env, rows, solver, state, world, h, wrench, impulse, work)
-            if code != OK:
-                status[world, 0] = k
-                status[world, 1] = code
-                break
+        out[r] = (state.impulse_position[world, r] + state.impulse_velocity[world, r]) / h

@@ -12,7 +12,9 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .actuators import actuator_wrench
+from .actuators import actuator_force, actuator_wrench
+from .constraints import row_rate
+from .joints import add_coordinate_forces, coordinate_value
 from .kinematics import BODY_QUAT, OFFSET, OMEGA_LOCAL, ORIGIN_VEL, add_wrench_at, derive_frame
 from .rotation import rot
 
@@ -58,10 +60,51 @@ def _damping(bodies, b, frames, wrench):
                   -d[b, 2] * frames[b, ORIGIN_VEL + 2], tx, ty, tz)
 
 
+class CoordinateScratch(NamedTuple):
+    """Scratch of ``coordinate_wrench`` for C hinge/slide coordinates."""
+
+    value: np.ndarray  # (C,) joint displacement from qpos0, rad or m
+    rate: np.ndarray  # (C,) qvel, rad/s or m/s
+    force: np.ndarray  # (C,) generalised force, N m or N
+    grad: np.ndarray  # (12,)
+    omega: np.ndarray  # (3,)
+
+
+@njit(cache=True)
+def new_coordinate_scratch(coordinates):
+    """A zeroed ``CoordinateScratch`` for ``coordinates`` hinge/slide coordinates."""
+    return CoordinateScratch(np.zeros(coordinates), np.zeros(coordinates), np.zeros(coordinates), np.zeros(12),
+                             np.zeros(3))
+
+
+@njit(cache=True)
+def coordinate_wrench(bodies, actuators, coordinates, state, world, ctrl, scratch, wrench):
+    """Add the joint damping and hinge/slide actuator forces (MuJoCo's qfrc_damper + qfrc_actuator on those
+    dofs) to the bodies' wrenches (B, 6). Per coordinate c: q = qpos0 + g (unwrapped against state.turns)
+    and qvel = G v of its measuring row; Q_c = -damping_c qvel + sum over its actuators of gear0 a with
+    a = actuator_force(l = gear0 q, v = gear0 qvel); Q acts on the two bodies as Q G (virtual work,
+    ``joints.add_coordinate_forces``)."""
+    rows = coordinates.rows
+    turns = state.turns[world]
+    for c in range(rows.kind.size):
+        scratch.value[c] = coordinate_value(coordinates, c, state, world, turns, scratch.grad)
+        scratch.rate[c] = row_rate(rows, bodies, state, world, c, scratch.grad, scratch.omega)
+        scratch.force[c] = -coordinates.damping[c] * scratch.rate[c]
+    for i in range(actuators.coordinate.size):
+        c = actuators.coordinate[i]
+        if c < 0:
+            continue
+        gear = actuators.gear[i, 0]
+        length = gear * (coordinates.qpos0[c] + scratch.value[c])
+        scratch.force[c] += gear * actuator_force(actuators, i, ctrl, length, gear * scratch.rate[c])
+    add_coordinate_forces(coordinates, state, world, scratch.force, scratch.grad, wrench)
+
+
 @njit(cache=True, inline="always")
 def smooth_wrench(bodies, actuators, env, state, world, ctrl, frames, wrench):
-    """wrench[b] = sum of fluid, damping and actuator wrenches (N, N m) about each COM at the state of
-    ``world``; ``frames`` (B, FRAME_SIZE) holds each body's derived frame afterwards."""
+    """wrench[b] = sum of fluid, free-joint damping and free-joint/site actuator wrenches (N, N m) about each
+    COM at the state of ``world``; ``frames`` (B, FRAME_SIZE) holds each body's derived frame afterwards.
+    Hinge/slide damping and actuators are added by ``coordinate_wrench`` (step.py calls both)."""
     for b in range(wrench.shape[0]):
         for i in range(6):
             wrench[b, i] = 0.0

@@ -49,6 +49,7 @@ from .constraints import (
     POINT,
     UPPER,
     Rows,
+    Solver,
     copy_into,
     evaluate_row,
     make_rows,
@@ -73,12 +74,22 @@ class Coordinates(NamedTuple):
     dofadr: np.ndarray  # (C,) int64
     qpos0: np.ndarray  # (C,)
     hinge: np.ndarray  # (C,) bool: unwrap across turns
+    damping: np.ndarray  # (C,) joint damping: N s/m (slide), N m s/rad (hinge); force -damping qvel
     ball_parent: np.ndarray  # (K,) int64 engine body, -1 = static parent
     ball_child: np.ndarray  # (K,) int64 engine body
     ball_left: np.ndarray  # (K, 4) conj(body_quat) (x) P, P = iquat of the parent (conj(xquat) if static)
     ball_right: np.ndarray  # (K, 4) child principal -> child body frame: conj(iquat)
     ball_qposadr: np.ndarray  # (K,) int64
     ball_dofadr: np.ndarray  # (K,) int64
+
+
+class Linkage(NamedTuple):
+    """What the stepping kernel needs to enforce the joints: the rows, the coordinates and the projection
+    settings (``constraints.Solver``)."""
+
+    rows: Rows
+    coordinates: Coordinates
+    solver: Solver
 
 
 class Constraints(NamedTuple):
@@ -352,6 +363,7 @@ class _Builder:
             dofadr=model.jnt_dofadr[joints].astype(np.int64),
             qpos0=model.qpos0[qposadr].copy(),
             hinge=model.jnt_type[joints] == int(_JNT.mjJNT_HINGE),
+            damping=model.dof_damping[model.jnt_dofadr[joints]].copy(),
             ball_parent=np.array([frames.engine(a) for a, _, _ in self.balls], dtype=np.int64),
             ball_child=np.array([frames.engine(b) for _, b, _ in self.balls], dtype=np.int64),
             ball_left=left,
@@ -401,20 +413,38 @@ def turns_from_qpos(coordinates: Coordinates, qpos: np.ndarray, turns: np.ndarra
 
 
 @njit(cache=True)
+def coordinate_value(coordinates, c, state, world, turns, grad):
+    """g of coordinate c's measuring row (rad or m, 0 at qpos0), its gradient into ``grad`` (12,); a hinge
+    angle, which the row gives in (-pi, pi], is unwrapped to the turn nearest the previous angle turns[c]:
+    g + 2 pi round((turns[c] - g) / (2 pi)), so the bodies must turn less than pi relative to each other
+    between two evaluations that update ``turns``."""
+    value = evaluate_row(coordinates.rows, c, state, world, grad)
+    if coordinates.hinge[c]:
+        value += 2.0 * math.pi * round((turns[c] - value) / (2.0 * math.pi))
+    return value
+
+
+@njit(cache=True)
+def update_turns(coordinates, state, world, turns, grad):
+    """turns[c] = the unwrapped angle of every hinge coordinate at the current poses (rad)."""
+    for c in range(coordinates.hinge.size):
+        if coordinates.hinge[c]:
+            turns[c] = coordinate_value(coordinates, c, state, world, turns, grad)
+
+
+@njit(cache=True)
 def store_coordinates(coordinates, bodies, state, world, turns, vectors, grad, qpos, qvel):
     """Write the hinge, slide and ball entries of MuJoCo's qpos/qvel for world ``world``.
 
     Hinge and slide: qpos = qpos0 + g, qvel = G v of the measuring row; a hinge angle g is unwrapped against
-    ``turns`` (C,) (the previous angle, rad; updated here), so the bodies must turn less than pi relative to
-    each other between calls. Ball: qpos = conj(body_quat) (x) conj(q_parent_body) (x) q_child_body
+    ``turns`` (C,) (the previous angle, rad; updated here, see ``coordinate_value``).
+    Ball: qpos = conj(body_quat) (x) conj(q_parent_body) (x) q_child_body
     = left (x) conj(q_a) (x) q_b (x) right; qvel = iquat R_b^T (w_b - w_a) (child body frame).
     ``vectors`` (8, 3), ``grad`` (12,): scratch."""
     rows = coordinates.rows
     for c in range(rows.kind.size):
-        value = evaluate_row(rows, c, state, world, grad)
+        value = coordinate_value(coordinates, c, state, world, turns, grad)
         if coordinates.hinge[c]:
-            # value in (-pi, pi]: take the turn nearest the previous angle
-            value += 2.0 * math.pi * round((turns[c] - value) / (2.0 * math.pi))
             turns[c] = value
         qpos[coordinates.qposadr[c]] = coordinates.qpos0[c] + value
         qvel[coordinates.dofadr[c]] = row_rate(rows, bodies, state, world, c, grad, vectors[0])

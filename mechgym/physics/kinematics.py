@@ -52,13 +52,14 @@ def add_wrench_at(wrench, b, rx, ry, rz, fx, fy, fz, tx, ty, tz):
 
 
 @njit(cache=True)
-def store_generalized(bodies, qposadr, dofadr, state, world, qpos, qvel):
-    """Write world ``world`` of ``state`` into MuJoCo qpos (origin, body quaternion) and qvel (origin
-    velocity in the world frame, angular velocity in the body frame)."""
-    frames = np.empty((qposadr.size, FRAME_SIZE))
-    for b in range(qposadr.size):
+def store_generalized(bodies, free, qposadr, dofadr, state, world, qpos, qvel):
+    """Write the free bodies ``free`` (F,) of world ``world`` into MuJoCo qpos (origin, body quaternion) and
+    qvel (origin velocity in the world frame, angular velocity in the body frame) at their free joints'
+    addresses (F,)."""
+    frames = np.empty((state.com.shape[1], FRAME_SIZE))
+    for k in range(qposadr.size):
+        b, p, d = free[k], qposadr[k], dofadr[k]
         derive_frame(bodies, state, world, b, frames)
-        p, d = qposadr[b], dofadr[b]
         for i in range(3):
             qpos[p + i] = state.com[world, b, i] + frames[b, OFFSET + i]
             qvel[d + i] = frames[b, ORIGIN_VEL + i]

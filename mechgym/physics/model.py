@@ -1,6 +1,8 @@
 """The engine's own struct-of-arrays model, read from a compiled ``mujoco.MjModel``.
 
-Engine body b is MuJoCo body ``mj_body[b]`` with a free joint. Its state lives in the principal frame:
+Engine body b is MuJoCo body ``mj_body[b]``: every body with a joint (free, hinge, slide, ball or planar), in
+MuJoCo's body order; a body that is not free is held to its parent by RATTLE rows (``joints.build_constraints``).
+Its state lives in the principal frame:
 centre of mass c (world, m), orientation q_p of the principal axes (world <- principal), COM velocity
 (m/s) and world-frame angular momentum about the COM (kg m^2/s). The MJCF body frame is related by
 q_b = q_p (x) conj(iquat) and origin = c - R(q_b) ipos (``body_ipos``/``body_iquat``).
@@ -16,6 +18,8 @@ import mujoco
 import numpy as np
 
 from .actuators import JOINT_AXES, PARENT_AXES, SITE_AXES
+from .constraints import Solver
+from .joints import Coordinates, Linkage, build_constraints
 from .support import check_supported
 
 _DISABLE = mujoco.mjtDisableBit
@@ -30,29 +34,34 @@ class Bodies(NamedTuple):
     inv_inertia: np.ndarray  # (B, 3) 1/(kg m^2)
     ipos: np.ndarray  # (B, 3) COM in the body frame, m
     iquat: np.ndarray  # (B, 4) principal frame in the body frame
-    damping: np.ndarray  # (B, 6) free-joint dof damping: N s/m (world axes), N m s/rad (body axes)
+    # (B, 6) free-joint dof damping: N s/m (world axes), N m s/rad (body axes); 0 for the other bodies (their
+    # joints' damping is Coordinates.damping)
+    damping: np.ndarray
     fluid_linear: np.ndarray  # (B, 2) viscous drag: force N s/m, torque N m s/rad
     fluid_quadratic: np.ndarray  # (B, 6) density drag in principal axes: force N s^2/m^2, torque N m s^2/rad^2
 
 
 class Actuators(NamedTuple):
-    """Per actuator (U,) arrays: MJCF joint transmissions on free joints and site transmissions without
-    a reference site (see :mod:`mechgym.physics.actuators` for the frames).
+    """Per actuator (U,) arrays: MJCF joint transmissions on free, hinge and slide joints, and site
+    transmissions without a reference site (see :mod:`mechgym.physics.actuators` for the frames).
 
-    The length of these transmissions is 0 in MuJoCo (mj_transmission: "cannot compute meaningful length"
-    for a free joint; no refsite for a site), so the affine kp terms (gainprm[1], biasprm[1]) never
-    contribute and are not stored: force = (gain0 + gain_vel v) u + bias0 + bias_vel v, with v the
-    transmission velocity.
+    force = (gain0 + gain_len l + gain_vel v) u + bias0 + bias_len l + bias_vel v, with l and v the
+    transmission length and velocity. On a hinge or slide (``coordinate`` >= 0) l = gear[0] qpos and
+    v = gear[0] qvel, and the joint receives gear[0] force; on free joints and sites l = 0 (mj_transmission:
+    "cannot compute meaningful length" for a free joint; no refsite for a site).
     """
 
-    body: np.ndarray  # (U,) engine body index (-1: a site on a static body, which moves nothing)
+    body: np.ndarray  # (U,) engine body index (-1: a site on a static body or a hinge/slide transmission)
+    coordinate: np.ndarray  # (U,) hinge/slide coordinate (index into Coordinates) or -1
     axes: np.ndarray  # (U,) JOINT_AXES, PARENT_AXES or SITE_AXES (actuators.py)
     site_pos: np.ndarray  # (U, 3) point of action in the body frame, m (0: the body origin)
     site_quat: np.ndarray  # (U, 4) site frame in the body frame (identity for joints)
     gear: np.ndarray  # (U, 6) force gear (N per unit force), torque gear (N m per unit force)
     gain0: np.ndarray  # (U,)
+    gain_len: np.ndarray  # (U,) per m or rad
     gain_vel: np.ndarray  # (U,) per m/s or rad/s
     bias0: np.ndarray  # (U,) N or N m
+    bias_len: np.ndarray  # (U,) N/m or N m/rad
     bias_vel: np.ndarray  # (U,) N s/m or N m s/rad
     ctrl_limited: np.ndarray  # (U,) bool
     ctrl_range: np.ndarray  # (U, 2)
@@ -68,6 +77,7 @@ class Environment(NamedTuple):
     fluid: bool  # any fluid force
     smooth: bool  # any fluid, damping or actuator force at all (else the smooth wrench is identically zero)
     implicit: bool  # any force depends on velocity: the closing kick is solved by fixed-point iteration
+    coordinate_forces: bool  # any hinge/slide damping or actuator (evaluated on the coordinates' rows)
 
 
 @dataclass(frozen=True)
@@ -77,10 +87,13 @@ class EngineModel:
     bodies: Bodies
     actuators: Actuators
     env: Environment
+    linkage: Linkage  # constraint rows, hinge/slide/ball coordinates and the projection settings
+    owner: list  # (R,) per row: (MJCF element kind "joint" | "equality" | "tendon", MuJoCo id)
     mj_body: np.ndarray  # (B,) MuJoCo body id of each engine body
     body_index: np.ndarray  # (nbody,) engine index of each MuJoCo body, -1 for static bodies
-    qposadr: np.ndarray  # (B,) address of the free joint in qpos (7 numbers)
-    dofadr: np.ndarray  # (B,) address of the free joint in qvel (6 numbers)
+    free: np.ndarray  # (F,) engine index of each body with a free joint
+    qposadr: np.ndarray  # (F,) address of its free joint in qpos (7 numbers)
+    dofadr: np.ndarray  # (F,) address of its free joint in qvel (6 numbers)
     static_pos: np.ndarray  # (nbody, 3) world pose of every body frame at qpos0 (valid for static bodies)
     static_quat: np.ndarray  # (nbody, 4)
     static_potential: float  # J: -sum over static bodies of m g . c (a constant)
@@ -92,34 +105,43 @@ class EngineModel:
 def build_model(model: mujoco.MjModel) -> EngineModel:
     """Check the scene (``SceneError`` for unsupported features) and build the engine's arrays."""
     check_supported(model)
-    mj_body = np.array([model.jnt_bodyid[j] for j in range(model.njnt)], dtype=np.int64)
+    mj_body = np.flatnonzero(model.body_jntnum > 0).astype(np.int64)
     body_index = np.full(model.nbody, -1, dtype=np.int64)
     body_index[mj_body] = np.arange(mj_body.size)
-    qposadr = model.jnt_qposadr.astype(np.int64)
-    dofadr = model.jnt_dofadr.astype(np.int64)
+    constraints = build_constraints(model, body_index)
+    free_joints = np.flatnonzero(model.jnt_type == int(mujoco.mjtJoint.mjJNT_FREE))
+    free = body_index[model.jnt_bodyid[free_joints]]
+    qposadr = model.jnt_qposadr[free_joints].astype(np.int64)
+    dofadr = model.jnt_dofadr[free_joints].astype(np.int64)
 
     mass = model.body_mass[mj_body].copy()
     inertia = model.body_inertia[mj_body].copy()
-    damping = np.array([model.dof_damping[a:a + 6] for a in dofadr]).reshape(-1, 6)
+    damping = np.zeros((mj_body.size, 6))
+    for b, a in zip(free, dofadr, strict=True):
+        damping[b] = model.dof_damping[a:a + 6]
     fluid_linear, fluid_quadratic = _fluid_coefficients(model, mass, inertia)
     bodies = Bodies(mass, 1.0 / mass, inertia, 1.0 / inertia, model.body_ipos[mj_body].copy(),
                     model.body_iquat[mj_body].copy(), damping, fluid_linear, fluid_quadratic)
 
     disabled = model.opt.disableflags
-    actuators = _actuators(model, body_index, active=not (disabled & _DISABLE.mjDSBL_ACTUATION),
+    coordinates = constraints.coordinates
+    actuators = _actuators(model, body_index, coordinates, active=not (disabled & _DISABLE.mjDSBL_ACTUATION),
                            clamp=not (disabled & _DISABLE.mjDSBL_CLAMPCTRL))
     gravity = np.zeros(3) if disabled & _DISABLE.mjDSBL_GRAVITY else model.opt.gravity.copy()
     fluid = bool(model.opt.density > 0 or model.opt.viscosity > 0) and mj_body.size > 0
-    implicit = fluid or bool(np.any(damping)) or bool(np.any(actuators.gain_vel) or np.any(actuators.bias_vel))
-    smooth = fluid or bool(np.any(damping)) or actuators.body.size > 0
-    env = Environment(gravity, model.opt.wind.copy(), fluid, smooth, implicit)
+    damped = bool(np.any(damping)) or bool(np.any(coordinates.damping))
+    implicit = fluid or damped or bool(np.any(actuators.gain_vel) or np.any(actuators.bias_vel))
+    smooth = fluid or damped or actuators.body.size > 0
+    coordinate_forces = bool(np.any(coordinates.damping)) or bool(np.any(actuators.coordinate >= 0))
+    env = Environment(gravity, model.opt.wind.copy(), fluid, smooth, implicit, coordinate_forces)
+    linkage = Linkage(constraints.rows, coordinates, Solver())
 
     data = mujoco.MjData(model)
     mujoco.mj_kinematics(model, data)
     static = body_index < 0
     static_potential = -float(model.body_mass[static] @ (data.xipos[static] @ gravity))
-    return EngineModel(bodies, actuators, env, mj_body, body_index, qposadr, dofadr, data.xpos.copy(),
-                       data.xquat.copy(), static_potential, model.nq, model.nv, model.nu)
+    return EngineModel(bodies, actuators, env, linkage, constraints.owner, mj_body, body_index, free, qposadr, dofadr,
+                       data.xpos.copy(), data.xquat.copy(), static_potential, model.nq, model.nv, model.nu)
 
 
 def _fluid_coefficients(model: mujoco.MjModel, mass: np.ndarray, inertia: np.ndarray):
@@ -147,7 +169,8 @@ def _fluid_coefficients(model: mujoco.MjModel, mass: np.ndarray, inertia: np.nda
     return linear, quadratic
 
 
-def _actuators(model: mujoco.MjModel, body_index: np.ndarray, active: bool, clamp: bool) -> Actuators:
+def _actuators(model: mujoco.MjModel, body_index: np.ndarray, coordinates: Coordinates, active: bool,
+               clamp: bool) -> Actuators:
     count = model.nu if active else 0
     gain, bias = model.actuator_gainprm[:count], model.actuator_biasprm[:count]
     affine_gain = model.actuator_gaintype[:count] == int(mujoco.mjtGain.mjGAIN_AFFINE)
@@ -157,23 +180,30 @@ def _actuators(model: mujoco.MjModel, body_index: np.ndarray, active: bool, clam
     axes = np.full(count, JOINT_AXES, dtype=np.int64)
     axes[trn == int(mujoco.mjtTrn.mjTRN_JOINTINPARENT)] = PARENT_AXES
     mj_body = np.empty(count, dtype=np.int64)
+    coordinate = np.full(count, -1, dtype=np.int64)
     site_pos, site_quat = np.zeros((count, 3)), np.tile([1.0, 0.0, 0.0, 0.0], (count, 1))
     for i in range(count):
         if trn[i] == int(mujoco.mjtTrn.mjTRN_SITE):
             axes[i] = SITE_AXES
             mj_body[i] = model.site_bodyid[target[i]]
             site_pos[i], site_quat[i] = model.site_pos[target[i]], model.site_quat[target[i]]
-        else:
+        elif model.jnt_type[target[i]] == int(mujoco.mjtJoint.mjJNT_FREE):
             mj_body[i] = model.jnt_bodyid[target[i]]
+        else:  # hinge or slide (support.py refuses the rest): acts through the coordinate's measuring row
+            mj_body[i] = 0
+            coordinate[i] = int(np.flatnonzero(coordinates.qposadr == model.jnt_qposadr[target[i]])[0])
     return Actuators(
         body=body_index[mj_body],
+        coordinate=coordinate,
         axes=axes,
         site_pos=site_pos,
         site_quat=site_quat,
         gear=model.actuator_gear[:count].copy(),
         gain0=gain[:, 0].copy(),
+        gain_len=np.where(affine_gain, gain[:, 1], 0.0),
         gain_vel=np.where(affine_gain, gain[:, 2], 0.0),
         bias0=np.where(affine_bias, bias[:, 0], 0.0),
+        bias_len=np.where(affine_bias, bias[:, 1], 0.0),
         bias_vel=np.where(affine_bias, bias[:, 2], 0.0),
         ctrl_limited=model.actuator_ctrllimited[:count].astype(bool) & clamp,
         ctrl_range=model.actuator_ctrlrange[:count].copy(),

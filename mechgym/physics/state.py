@@ -5,6 +5,13 @@ State (struct of arrays, leading world axis):
   quat (W, B, 4)     principal-axes orientation, world <- principal
   vel (W, B, 3)      COM velocity, world, m/s
   momentum (W, B, 3) angular momentum about the COM, world, kg m^2/s
+  turns (W, C)       unwrapped angle of each hinge coordinate at the last step, rad (``joints.coordinate_value``;
+                     0 for slide coordinates)
+  impulse_position (W, R), impulse_velocity (W, R)
+                     each constraint row's SHAKE and velocity-projection impulse of the last step (N s or
+                     N m s): the warm start of the next step and the reaction forces (P_position + P_velocity)/h
+
+The last three make the continuation of a saved state bit-exact (warm starts included).
 
 MuJoCo's free joint: qpos = (body-frame origin, body quaternion); qvel = (origin velocity in the world
 frame, angular velocity in the BODY frame). ``load_generalized`` reads that layout here;
@@ -26,13 +33,17 @@ class State(NamedTuple):
     quat: np.ndarray
     vel: np.ndarray
     momentum: np.ndarray
+    turns: np.ndarray
+    impulse_position: np.ndarray
+    impulse_velocity: np.ndarray
 
     @staticmethod
-    def zeros(worlds: int, bodies: int) -> State:
+    def zeros(worlds: int, bodies: int, coordinates: int = 0, rows: int = 0) -> State:
         quat = np.zeros((worlds, bodies, 4))
         quat[..., 0] = 1.0
         return State(np.zeros((worlds, bodies, 3)), quat, np.zeros((worlds, bodies, 3)),
-                     np.zeros((worlds, bodies, 3)))
+                     np.zeros((worlds, bodies, 3)), np.zeros((worlds, coordinates)), np.zeros((worlds, rows)),
+                     np.zeros((worlds, rows)))
 
     def copy(self) -> State:
         return State(*(a.copy() for a in self))
@@ -59,13 +70,14 @@ def angular_velocity(inv_inertia, quat, momentum, out):
 
 
 @njit(cache=True)
-def load_generalized(bodies, qposadr, dofadr, qpos, qvel, state, world):
-    """Set world ``world`` of ``state`` from MuJoCo qpos/qvel (quaternions are normalised)."""
+def load_generalized(bodies, free, qposadr, dofadr, qpos, qvel, state, world):
+    """Set the free bodies ``free`` (F,) of world ``world`` from MuJoCo qpos/qvel at their free joints'
+    addresses (F,) (quaternions are normalised)."""
     body_quat = np.empty(4)
     offset = np.empty(3)
     omega = np.empty(3)
-    for b in range(qposadr.size):
-        p, d = qposadr[b], dofadr[b]
+    for k in range(qposadr.size):
+        b, p, d = free[k], qposadr[k], dofadr[k]
         body_quat[:] = qpos[p + 3:p + 7]
         normalize(body_quat)
         quat_mul(body_quat, bodies.iquat[b], state.quat[world, b])

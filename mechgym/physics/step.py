@@ -1,10 +1,17 @@
-"""The velocity Verlet step as named stages, and the compiled kernel that runs many steps for many worlds.
+"""The velocity Verlet (RATTLE) step as named stages, and the compiled kernel that runs many steps for many
+worlds.
 
 One step of length h from t_k = k h (k = the global step index, so time is never accumulated):
 
   opening kick   v <- v + h/2 (g + F(x_k, v_k)/m) + J[t_k, t_k + h/2)/m,   L <- L + h/2 T(x_k, v_k) + J_T[...]
+  begin_step     store x_k and the start-of-step constraint gradients G(x_k)      (constraints.begin_step)
   drift          c <- c + h v;  q <- free-rotor flow of h with L fixed (rotation.free_rotor_drift)
+  shake          impulses along G(x_k) on the half-step (v, L) until x_{k+1} satisfies every row
   closing kick   v' = v + h/2 (g + F(x_{k+1}, v')/m) + J[t_k + h/2, t_{k+1})/m  (and L' likewise)
+  project        impulses along G(x_{k+1}) until G(x_{k+1}) v' = 0              (constraints.project_velocity)
+
+The constraint stages run only when the scene has rows (joints, equalities, rods, ropes); without rows the
+step is Engine I's velocity Verlet unchanged.
 
 F, T: smooth (fluid, damping, actuator) wrenches about the COM; J: exact impulses of the applied force
 windows over the half-step each kick serves; g: gravity. The closing kick is implicit in the velocity
@@ -13,6 +20,15 @@ contracts with factor about h |dF/dv| / (2m), and each iteration gains that fact
 round-off keeps the step second order (trapezoidal in the velocity-dependent forces). Without
 velocity-dependent forces one evaluation is exact, and a constant acceleration is integrated exactly:
 c_{k+1} = c_k + h v_k + h^2 a / 2.
+
+With constraints the closing kick and the velocity projection are one implicit system,
+  v' = v + h/2 (g + F(x_{k+1}, v')/m) + W G^T mu,   G(x_{k+1}) v' = 0,
+solved by alternating them: each fixed-point iterate u = v + h/2 (g + F(v'_prev)/m) + J/m is projected,
+v' = P u, and F is evaluated at the projected v' (F at the unprojected u would be off by the constraint
+impulse, O(h), and make the step first order). The projection is linear in u at fixed x_{k+1} and warm
+started from the previous iterate's impulses; the iteration stops when u changes by less than TOLERANCE
+of its terms plus the projection's own resolution (``Solver.velocity_tolerance`` on v, and times the sum
+of the principal moments on L), below which successive projections cannot agree.
 
 Performance: a compiled call that receives the model's named tuples of arrays pays reference counting
 per array (~15 ns each, ~0.4 us per call for Engine I's tuples), and so does every array slice, so the
@@ -28,7 +44,9 @@ import math
 import numpy as np
 from numba import njit
 
-from .forces import smooth_wrench, window_impulse
+from .constraints import begin_step, new_workspace, project_velocity, shake
+from .forces import coordinate_wrench, new_coordinate_scratch, smooth_wrench, window_impulse
+from .joints import update_turns
 from .kinematics import FRAME_SIZE
 from .rotation import free_rotor_drift
 
@@ -37,7 +55,9 @@ from .rotation import free_rotor_drift
 TOLERANCE = 1e-14
 MAX_ITERATIONS = 100
 
-OK, NON_FINITE, NOT_CONVERGED = 0, 1, 2
+# Step outcomes: NOT_CONVERGED = the implicit closing kick did not converge; NOT_PROJECTED = SHAKE or the
+# velocity projection did not meet its tolerance in Solver.max_sweeps sweeps.
+OK, NON_FINITE, NOT_CONVERGED, NOT_PROJECTED = 0, 1, 2, 3
 
 
 @njit(cache=True)
@@ -61,13 +81,16 @@ def drift(bodies, state, world, h):
 
 
 @njit(cache=True, inline="always")
-def closing_kick(bodies, actuators, env, state, world, ctrl, half, impulse, start, frames, wrench):
-    """Solve v' = v + half (g + F(v')/m) + J/m (and L' likewise) by fixed-point iteration.
+def closing_kick(bodies, actuators, env, linkage, constrained, state, world, ctrl, half, h, impulse, start, previous,
+                 frames, scratch, work, wrench):
+    """Solve v' = v + half (g + F(v')/m) + J/m (and L' likewise) by fixed-point iteration, each iterate
+    projected onto G(x_{k+1}) v' = 0 when the scene has rows (see the module docstring).
 
     On entry ``wrench`` holds the opening kick's F_k: the first iterate v + half (g + F_k/m) + J/m is
     v_k + h a_k (up to the windows), off by O(h^2) instead of the O(h) of starting from v, which saves an
-    iteration. ``start`` (B, 6) is scratch for the half-step (v, L). Returns False if it did not converge.
-    """
+    iteration. ``start`` (B, 6) is scratch for the half-step (v, L), ``previous`` (B, 6) for the last
+    unprojected iterate; ``constrained``: the scene has rows. Returns OK, NOT_CONVERGED or NOT_PROJECTED."""
+    slack = linkage.solver.velocity_tolerance if constrained else 0.0
     for b in range(start.shape[0]):
         for i in range(3):
             start[b, i] = state.vel[world, b, i]
@@ -75,21 +98,29 @@ def closing_kick(bodies, actuators, env, state, world, ctrl, half, impulse, star
     for iteration in range(MAX_ITERATIONS):
         if iteration > 0:
             smooth_wrench(bodies, actuators, env, state, world, ctrl, frames, wrench)
+            if env.coordinate_forces:
+                coordinate_wrench(bodies, actuators, linkage.coordinates, state, world, ctrl, scratch, wrench)
         converged = iteration > 0
         for b in range(start.shape[0]):
             inv_mass = bodies.inv_mass[b]
+            spin_slack = slack * (bodies.inertia[b, 0] + bodies.inertia[b, 1] + bodies.inertia[b, 2])
             for i in range(3):
                 dv = half * (env.gravity[i] + wrench[b, i] * inv_mass) + impulse[b, i] * inv_mass
                 new = start[b, i] + dv
-                converged &= abs(new - state.vel[world, b, i]) <= TOLERANCE * (abs(start[b, i]) + abs(dv))
+                converged &= abs(new - previous[b, i]) <= TOLERANCE * (abs(start[b, i]) + abs(dv)) + slack
+                previous[b, i] = new
                 state.vel[world, b, i] = new
                 dl = half * wrench[b, 3 + i] + impulse[b, 3 + i]
                 new = start[b, 3 + i] + dl
-                converged &= abs(new - state.momentum[world, b, i]) <= TOLERANCE * (abs(start[b, 3 + i]) + abs(dl))
+                converged &= (abs(new - previous[b, 3 + i])
+                              <= TOLERANCE * (abs(start[b, 3 + i]) + abs(dl)) + spin_slack)
+                previous[b, 3 + i] = new
                 state.momentum[world, b, i] = new
+        if constrained and project_velocity(linkage.rows, bodies, linkage.solver, state, world, h, work) < 0:
+            return NOT_PROJECTED
         if converged:
-            return True
-    return False
+            return OK
+    return NOT_CONVERGED
 
 
 @njit(cache=True)
@@ -125,42 +156,74 @@ def _copy_world(source, target, world, back):
 
 
 @njit(cache=True)
-def advance(bodies, actuators, env, windows, state, ctrl, first_step, n, h, status):
+def _keep_impulses(state, world, work, back):
+    """Copy the world's warm-start impulses into the workspace (back=False) or the step's impulses out of it."""
+    for r in range(work.impulse_position.size):
+        if back:
+            state.impulse_position[world, r] = work.impulse_position[r]
+            state.impulse_velocity[world, r] = work.impulse_velocity[r]
+        else:
+            work.impulse_position[r] = state.impulse_position[world, r]
+            work.impulse_velocity[r] = state.impulse_velocity[world, r]
+
+
+@njit(cache=True)
+def advance(bodies, actuators, env, linkage, windows, state, ctrl, first_step, n, h, status):
     """Advance every world of ``state`` by ``n`` steps of ``h`` seconds, starting at global step
-    ``first_step``; ``ctrl`` (W, U) is held. status[w] = (steps completed, OK | NON_FINITE | NOT_CONVERGED):
-    a world stops at its first failing step and is left as that step found it, so no failed (non-finite
-    or unconverged) state is ever kept."""
+    ``first_step``; ``ctrl`` (W, U) is held. status[w] = (steps completed, OK | NON_FINITE | NOT_CONVERGED |
+    NOT_PROJECTED): a world stops at its first failing step and is left as that step found it (bodies,
+    hinge turns and warm-start impulses), so no failed (non-finite or unconverged) state is ever kept."""
+    rows, solver = linkage.rows, linkage.solver
+    constrained = rows.kind.size > 0
     nbody = state.com.shape[1]
     saved = np.empty((nbody, 13))
     frames = np.empty((nbody, FRAME_SIZE))
     wrench = np.zeros((nbody, 6))
     impulse = np.empty((nbody, 6))
     start = np.empty((nbody, 6))
+    previous = np.empty((nbody, 6))
+    scratch = new_coordinate_scratch(linkage.coordinates.rows.kind.size)
+    work = new_workspace(nbody, rows.kind.size)
     half = 0.5 * h
     for world in range(state.com.shape[0]):
         status[world, 0] = n
         status[world, 1] = OK
+        _keep_impulses(state, world, work, False)
         for k in range(n):
             t0 = (first_step + k) * h
             t_mid = t0 + half
             t1 = (first_step + k + 1) * h
             _copy_world(state, saved, world, False)
-            # Scenes without smooth forces keep wrench = 0 and skip its evaluation.
+            # Scenes without smooth forces keep wrench = 0 and skip its evaluation. The hinge/slide forces are
+            # added here and not inside the inlined smooth_wrench: there, their call (never made without such
+            # forces) measurably doubled the step time of scenes without them.
             if env.smooth:
                 smooth_wrench(bodies, actuators, env, state, world, ctrl[world], frames, wrench)
+                if env.coordinate_forces:
+                    coordinate_wrench(bodies, actuators, linkage.coordinates, state, world, ctrl[world], scratch,
+                                      wrench)
             window_impulse(windows, world, t0, t_mid, impulse)
             opening_kick(bodies, env, state, world, half, wrench, impulse)
+            if constrained:
+                begin_step(rows, state, world, work)
             drift(bodies, state, world, h)
-            window_impulse(windows, world, t_mid, t1, impulse)
-            converged = True
-            if env.implicit:
-                converged = closing_kick(bodies, actuators, env, state, world, ctrl[world], half, impulse, start,
-                                         frames, wrench)
-            else:
-                if env.smooth:
-                    smooth_wrench(bodies, actuators, env, state, world, ctrl[world], frames, wrench)
-                opening_kick(bodies, env, state, world, half, wrench, impulse)
-            code = OK if converged else NOT_CONVERGED
+            code = OK
+            if constrained and shake(rows, bodies, solver, state, world, h, work) < 0:
+                code = NOT_PROJECTED
+            if code == OK:
+                window_impulse(windows, world, t_mid, t1, impulse)
+                if env.implicit:
+                    code = closing_kick(bodies, actuators, env, linkage, constrained, state, world, ctrl[world], half,
+                                        h, impulse, start, previous, frames, scratch, work, wrench)
+                else:
+                    if env.smooth:
+                        smooth_wrench(bodies, actuators, env, state, world, ctrl[world], frames, wrench)
+                        if env.coordinate_forces:
+                            coordinate_wrench(bodies, actuators, linkage.coordinates, state, world, ctrl[world],
+                                              scratch, wrench)
+                    opening_kick(bodies, env, state, world, half, wrench, impulse)
+                    if constrained and project_velocity(rows, bodies, solver, state, world, h, work) < 0:
+                        code = NOT_PROJECTED
             if code == OK and not _finite(state, world):
                 code = NON_FINITE
             if code != OK:
@@ -168,3 +231,6 @@ def advance(bodies, actuators, env, windows, state, ctrl, first_step, n, h, stat
                 status[world, 0] = k
                 status[world, 1] = code
                 break
+            if constrained:
+                _keep_impulses(state, world, work, True)
+                update_turns(linkage.coordinates, state, world, state.turns[world], scratch.grad)

@@ -1,21 +1,30 @@
-"""What Engine I runs: free rigid bodies under gravity, fluid forces, free-joint damping and actuators.
+"""What the engine runs: rigid bodies on free, hinge, slide, ball and planar joints (RATTLE rows), equality
+connects, body welds, rods and ropes (spatial tendons between two sites), under gravity, fluid forces,
+free/hinge/slide joint damping and actuators.
 
 :func:`check_supported` raises ``SceneError(code, message)`` for every MJCF feature of a compiled model
-that the engine would otherwise ignore. Codes:
+that the engine would otherwise ignore; ``joints.build_constraints`` (called by ``model.build_model``)
+raises for joint, equality and tendon combinations it cannot express as rows. Codes:
 
-- ``joint.unsupported``: a joint other than a free joint, or a free joint with stiffness, armature,
-  friction loss, polynomial damping or actuator force limits;
+- ``joint.unsupported``: a joint with stiffness, armature, friction loss, polynomial damping or
+  stiffness, actuator force limits or actuator gravity compensation; damping on a ball joint; joint
+  combinations other than those listed above (joints.py);
 - ``body.welded``: a body without a joint under a moving body (composite bodies are not merged);
 - ``body.unsupported``: gravity compensation;
-- ``contact.unsupported``: two geoms of different bodies that could collide (contype/conaffinity),
-  or an explicit ``<pair>``, while contacts are enabled;
-- ``actuator.unsupported``: activation dynamics, transmissions other than a free joint or a site without
-  refsite, gain or bias
-  types other than fixed/affine, actuator damping, armature, delay, plugins or multi-input actuators;
-- ``equality.unsupported``, ``tendon.unsupported``, ``flex.unsupported``, ``plugin.unsupported``;
+- ``contact.unsupported``: two geoms of different bodies that could collide (contype/conaffinity, MuJoCo's
+  parent-child filter applied), or an explicit ``<pair>``, while contacts are enabled;
+- ``actuator.unsupported``: activation dynamics, transmissions other than a free, hinge or slide joint or
+  a site without refsite, gain or bias types other than fixed/affine, actuator damping, armature, delay,
+  plugins or multi-input actuators;
+- ``equality.unsupported``: equality kinds other than connect, body weld and single-tendon (joints.py);
+- ``tendon.unsupported``: tendons other than spatial between two sites (joints.py), tendon stiffness,
+  damping, friction loss or armature;
+- ``flex.unsupported``, ``plugin.unsupported``;
 - ``fluid.unsupported``: the ellipsoid fluid model (``fluidshape="ellipsoid"``);
 - ``option.unsupported``: disable/enable flags that would change the dynamics and that the engine does
   not honour, or ``disableactuator`` groups.
+
+Joint limits, equalities and tendons are enforced exactly: their solref/solimp softness is ignored.
 """
 
 from __future__ import annotations
@@ -30,10 +39,11 @@ _OBJ = mujoco.mjtObj
 _DISABLE = mujoco.mjtDisableBit
 _ENABLE = mujoco.mjtEnableBit
 
-# Honoured: GRAVITY, ACTUATION, CLAMPCTRL. CONTACT and CONSTRAINT switch collisions off, which makes
-# colliding geoms acceptable. The rest only concern solvers, collision internals or sensors, none of
-# which Engine I has.
-_DISABLE_UNSUPPORTED = (_DISABLE.mjDSBL_SPRING, _DISABLE.mjDSBL_DAMPER)
+# Honoured: GRAVITY, ACTUATION, CLAMPCTRL, FILTERPARENT. CONTACT and CONSTRAINT switch collisions off, which
+# makes colliding geoms acceptable. EQUALITY and LIMIT would switch off rows the engine always enforces. The
+# rest only concern solvers, collision internals or sensors, none of which the engine has.
+_DISABLE_UNSUPPORTED = (_DISABLE.mjDSBL_SPRING, _DISABLE.mjDSBL_DAMPER, _DISABLE.mjDSBL_EQUALITY,
+                        _DISABLE.mjDSBL_LIMIT)
 _ENABLE_UNSUPPORTED = (_ENABLE.mjENBL_SLEEP, _ENABLE.mjENBL_IPC)
 
 
@@ -44,10 +54,11 @@ def contacts_disabled(model: mujoco.MjModel) -> bool:
 
 
 def check_supported(model: mujoco.MjModel) -> None:
-    """Raise ``SceneError`` for the first MJCF feature in ``model`` that Engine I does not simulate."""
+    """Raise ``SceneError`` for the first MJCF feature in ``model`` that the engine does not simulate."""
     _check_options(model)
     _check_counts(model)
     _check_joints(model)
+    _check_tendons(model)
     _check_bodies(model)
     _check_actuators(model)
     _check_fluid(model)
@@ -68,8 +79,6 @@ def _check_options(model: mujoco.MjModel) -> None:
 
 def _check_counts(model: mujoco.MjModel) -> None:
     for count, code, what in (
-        (model.neq, "equality.unsupported", "<equality> constraints arrive with the constraints engine"),
-        (model.ntendon, "tendon.unsupported", "<tendon> elements are not supported"),
         (model.nflex, "flex.unsupported", "<flex>/<flexcomp> deformables are not supported"),
         (model.nplugin, "plugin.unsupported", "<plugin> instances are not supported"),
     ):
@@ -78,25 +87,33 @@ def _check_counts(model: mujoco.MjModel) -> None:
 
 
 def _check_joints(model: mujoco.MjModel) -> None:
+    dof_count = {int(mujoco.mjtJoint.mjJNT_FREE): 6, int(mujoco.mjtJoint.mjJNT_BALL): 3}
     for j in range(model.njnt):
         name = name_of(model, _OBJ.mjOBJ_JOINT, j)
-        kind = mujoco.mjtJoint(model.jnt_type[j])
-        if kind != mujoco.mjtJoint.mjJNT_FREE:
-            raise SceneError("joint.unsupported",
-                             f"<joint name='{name}'> is a {kind.name[6:].lower()} joint; Engine I runs free "
-                             "bodies only (joints arrive with the constraints engine)")
-        dofs = slice(model.jnt_dofadr[j], model.jnt_dofadr[j] + 6)
+        kind = int(model.jnt_type[j])
+        dofs = slice(model.jnt_dofadr[j], model.jnt_dofadr[j] + dof_count.get(kind, 1))
         for feature, value in (
             ("stiffness", model.jnt_stiffness[j]),
             ("stiffness polynomial", np.abs(model.jnt_stiffnesspoly[j]).max()),
             ("armature", np.abs(model.dof_armature[dofs]).max()),
             ("frictionloss", np.abs(model.dof_frictionloss[dofs]).max()),
             ("damping polynomial", np.abs(model.dof_dampingpoly[dofs]).max()),
+            ("damping on a ball joint", kind == int(mujoco.mjtJoint.mjJNT_BALL) and np.any(model.dof_damping[dofs])),
             ("actuatorfrcrange", model.jnt_actfrclimited[j]),
             ("actuatorgravcomp", model.jnt_actgravcomp[j]),
         ):
             if value:
-                raise SceneError("joint.unsupported", f"<freejoint name='{name}'>: {feature} is not supported")
+                raise SceneError("joint.unsupported", f"<joint name='{name}'>: {feature} is not supported")
+
+
+def _check_tendons(model: mujoco.MjModel) -> None:
+    for t in range(model.ntendon):
+        for feature, value in (("stiffness", model.tendon_stiffness[t]), ("damping", model.tendon_damping[t]),
+                               ("frictionloss", model.tendon_frictionloss[t]),
+                               ("armature", model.tendon_armature[t])):
+            if np.any(value):
+                raise SceneError("tendon.unsupported", f"<tendon name='{name_of(model, _OBJ.mjOBJ_TENDON, t)}'>: "
+                                 f"{feature} is not supported")
 
 
 def _check_bodies(model: mujoco.MjModel) -> None:
@@ -123,6 +140,9 @@ def _check_actuators(model: mujoco.MjModel) -> None:
             problems.append(f"activation dynamics {mujoco.mjtDyn(model.actuator_dyntype[i]).name}")
         if int(trn) not in trn_ok:
             problems.append(f"transmission {trn.name}")
+        elif trn != mujoco.mjtTrn.mjTRN_SITE and model.jnt_type[model.actuator_trnid[i, 0]] == int(
+                mujoco.mjtJoint.mjJNT_BALL):
+            problems.append("a ball joint transmission")
         elif trn == mujoco.mjtTrn.mjTRN_SITE and model.actuator_trnid[i, 1] >= 0:
             problems.append("a site transmission with refsite")
         if int(model.actuator_gaintype[i]) not in gain_ok:
@@ -154,14 +174,18 @@ def _check_contacts(model: mujoco.MjModel) -> None:
         raise SceneError("contact.unsupported",
                          f"<contact><pair> ({model.npair}): contacts arrive with the contact engine")
     # MuJoCo's filter: geoms of different weld bodies whose contype/conaffinity bits meet, unless their
-    # bodies' pair is excluded (signature (b1 << 16) + b2 with b1 < b2). Parent-child filtering never
-    # applies here: every moving body's parent is the world, which MuJoCo exempts.
+    # bodies' pair is excluded (signature (b1 << 16) + b2 with b1 < b2) or, with the parent filter on, one
+    # weld body is the other's parent weld body and neither is the world.
     body = model.geom_bodyid.astype(np.int64)
     weld = model.body_weldid[body]
+    parent = model.body_weldid[model.body_parentid[weld]]
     contype, conaffinity = model.geom_contype, model.geom_conaffinity
     g1, g2 = np.triu_indices(model.ngeom, k=1)
     signature = (np.minimum(body[g1], body[g2]) << 16) + np.maximum(body[g1], body[g2])
-    collide = ((weld[g1] != weld[g2]) & ~np.isin(signature, model.exclude_signature)
+    family = (weld[g1] != 0) & (weld[g2] != 0) & ((weld[g1] == parent[g2]) | (weld[g2] == parent[g1]))
+    if model.opt.disableflags & _DISABLE.mjDSBL_FILTERPARENT:
+        family[:] = False
+    collide = ((weld[g1] != weld[g2]) & ~np.isin(signature, model.exclude_signature) & ~family
                & (((contype[g1] & conaffinity[g2]) != 0) | ((contype[g2] & conaffinity[g1]) != 0)))
     if collide.any():
         first = np.flatnonzero(collide)[0]

@@ -104,3 +104,60 @@ def test_damping_too_stiff_for_the_fixed_point_is_reported():
     with pytest.raises(SimulationError, match="too stiff"):
         sim.step(1)
     assert sim.step_count == 0 and np.array_equal(sim.qvel, [1, 0, 0, 0, 0, 0])
+
+
+# A double pendulum whose elbow is a damped, position-servoed hinge: constraint rows, warm-start impulses, hinge
+# turns and an implicit closing kick all enter the state.
+JOINTED = """<mujoco><option gravity="0 0 -9.81"><flag contact="disable"/></option><worldbody>
+  <body name="upper"><joint name="shoulder" type="hinge" axis="0 1 0"/>
+    <geom type="capsule" fromto="0 0 0 0 0 -0.5" size="0.04" mass="1"/>
+    <body name="lower" pos="0 0 -0.5"><joint name="elbow" type="hinge" axis="0 1 0" damping="0.1"/>
+      <geom type="capsule" fromto="0 0 0 0 0 -0.4" size="0.03" mass="0.6"/></body></body>
+</worldbody><actuator><position joint="elbow" kp="3"/></actuator>
+<keyframe><key qpos="1.6 -0.8" qvel="4 0" ctrl="0.5"/></keyframe></mujoco>"""
+
+
+def test_get_state_and_set_state_continue_bit_for_bit_with_constraints():
+    sim = mechgym.load(JOINTED, backend="mechgym", dt=1e-3)
+    sim.step(123)
+    saved = sim.get_state()
+    assert np.any(saved.physics[0].impulse_position) and np.any(saved.physics[0].impulse_velocity)
+    sim.apply_force("lower", [0.5, 0, 0], start=0.2, stop=0.3)
+    sim.step(400)
+    first = (sim.qpos, sim.qvel, sim.energy(), sim.constraint_forces(), sim.body("lower"))
+    sim.set_state(saved)
+    assert sim.time == 123 * 1e-3
+    sim.apply_force("lower", [0.5, 0, 0], start=0.2, stop=0.3)
+    sim.step(400)
+    second = (sim.qpos, sim.qvel, sim.energy(), sim.constraint_forces(), sim.body("lower"))
+    assert sim.time == 523 * 1e-3 and sim.step_count == 523
+    np.testing.assert_array_equal(first[0], second[0])
+    np.testing.assert_array_equal(first[1], second[1])
+    assert first[2] == second[2]
+    assert first[3].keys() == second[3].keys()
+    for key_ in first[3]:
+        np.testing.assert_array_equal(first[3][key_], second[3][key_])
+    np.testing.assert_array_equal(first[4].pos, second[4].pos)
+    # A fresh load continues exactly like a reset one.
+    sim.reset()
+    assert all(not np.any(values) for values in sim.constraint_forces().values())
+    fresh = mechgym.load(JOINTED, backend="mechgym", dt=1e-3)
+    sim.step(50)
+    fresh.step(50)
+    np.testing.assert_array_equal(sim.qpos, fresh.qpos)
+
+
+def test_rods_that_cannot_all_hold_are_reported_and_the_state_is_kept():
+    # Two rods between the same two sites with lengths 1 m and 1.1 m: no pose satisfies both.
+    xml = scene('<site name="anchor"/><body name="ball" pos="0 0 -1"><freejoint/><site name="knot"/>'
+                '<geom size="0.05" mass="1" contype="0" conaffinity="0"/></body>',
+                extra='<tendon><spatial name="a"><site site="anchor"/><site site="knot"/></spatial>'
+                      '<spatial name="b"><site site="anchor"/><site site="knot"/></spatial></tendon>'
+                      '<equality><tendon tendon1="a"/><tendon tendon1="b" polycoef="0.1 0 0 0 0"/></equality>')
+    sim = mechgym.load(xml, backend="mechgym", dt=1e-3)
+    before = sim.qpos
+    with pytest.raises(SimulationError, match="constraint projection did not converge"):
+        sim.step(5)
+    assert sim.step_count == 0 and np.array_equal(sim.qpos, before)
+    with pytest.raises(SimulationError, match="failed earlier"):
+        sim.step(1)

@@ -51,7 +51,7 @@ def engine_generalized_force(model: mujoco.MjModel) -> np.ndarray:
     engine = build_model(model)
     nbody = engine.mj_body.size
     state = State.zeros(1, nbody)
-    load_generalized(engine.bodies, engine.qposadr, engine.dofadr, model.key_qpos[0].copy(),
+    load_generalized(engine.bodies, engine.free, engine.qposadr, engine.dofadr, model.key_qpos[0].copy(),
                      model.key_qvel[0].copy(), state, 0)
     frames, wrench = np.empty((nbody, FRAME_SIZE)), np.empty((nbody, 6))
     smooth_wrench(engine.bodies, engine.actuators, engine.env, state, 0, model.key_ctrl[0].copy(), frames, wrench)
@@ -59,7 +59,7 @@ def engine_generalized_force(model: mujoco.MjModel) -> np.ndarray:
     for b in range(nbody):
         lever = -frames[b, OFFSET:OFFSET + 3]
         torque = wrench[b, 3:] + np.cross(lever, wrench[b, :3])
-        adr = engine.dofadr[b]
+        adr = engine.dofadr[list(engine.free).index(b)]
         force[adr:adr + 3] = wrench[b, :3]
         force[adr + 3:adr + 6] = quat_to_matrix(frames[b, BODY_QUAT:BODY_QUAT + 4]).T @ torque
     return force

@@ -1,4 +1,4 @@
-"""Every MJCF feature Engine I does not simulate is refused with a SceneError naming it (one test per code)."""
+"""Every MJCF feature the engine does not simulate is refused with a SceneError naming it (one test per code)."""
 
 from __future__ import annotations
 
@@ -25,9 +25,37 @@ def test_a_free_body_without_contacts_loads():
 
 
 @pytest.mark.parametrize("joint", ['type="hinge"', 'type="slide"', 'type="ball"'])
-def test_joints_other_than_free(joint):
+def test_hinge_slide_and_ball_joints_load(joint):
     xml = scene(f'<body name="arm"><joint name="pivot" {joint}/><geom size="0.1" {NO_CONTACT}/></body>')
-    refused(xml, "joint.unsupported", "pivot")
+    assert mechgym.load(xml, backend="mechgym").qpos.shape == mechgym.load(xml, backend="mujoco").qpos.shape
+
+
+@pytest.mark.parametrize("joint, attribute, feature", [
+    ('type="hinge"', 'stiffness="1"', "stiffness"), ('type="slide"', 'armature="0.1"', "armature"),
+    ('type="hinge"', 'frictionloss="1"', "frictionloss"), ('type="ball"', 'damping="1"', "damping on a ball"),
+])
+def test_joint_features(joint, attribute, feature):
+    xml = scene(f'<body name="arm"><joint name="pivot" {joint} {attribute}/><geom size="0.1" {NO_CONTACT}/></body>')
+    refused(xml, "joint.unsupported", "pivot", feature)
+
+
+def test_joint_combinations_without_rows():
+    xml = scene(f'<body name="arm"><joint type="hinge"/><joint type="hinge" axis="1 0 0"/>'
+                f'<geom size="0.1" {NO_CONTACT}/></body>')
+    refused(xml, "joint.unsupported", "arm", "hinge, hinge")
+
+
+def test_a_parent_and_its_child_never_collide_but_other_jointed_bodies_can():
+    chain = ('<body name="upper"><joint type="hinge"/><geom name="upper" size="0.1"/>'
+             '<body name="lower" pos="0.05 0 0"><joint type="hinge"/><geom name="lower" size="0.1"/></body></body>')
+    assert mechgym.load(scene(chain), backend="mechgym").qpos.shape == (2,)
+    refused(scene(chain, flags='filterparent="disable"'), "contact.unsupported", "upper", "lower")
+    refused(scene(chain + '<body name="other" pos="0.3 0 0"><joint type="slide"/><geom name="other" size="0.2"/>'
+                          '</body>'), "contact.unsupported", "other")
+
+
+def test_the_gripper_waits_for_contacts():
+    refused("gripper", "contact.unsupported", "contype/conaffinity")
 
 
 @pytest.mark.parametrize("attribute, feature", [('stiffness="1"', "stiffness"), ('armature="0.1"', "armature"),
@@ -91,15 +119,19 @@ def test_actuator_features(actuator, feature):
 
 
 def test_equality_constraints():
-    xml = scene(BOX + free_body("c", pos="1 0 0"), extra='<equality><weld body1="b" body2="c"/></equality>')
-    refused(xml, "equality.unsupported", "equality")
+    arms = (f'<body name="b"><joint name="j1" type="hinge"/><geom size="0.1" {NO_CONTACT}/></body>'
+            f'<body name="c" pos="1 0 0"><joint name="j2" type="hinge"/><geom size="0.1" {NO_CONTACT}/></body>')
+    refused(scene(arms, extra='<equality><joint name="couple" joint1="j1" joint2="j2"/></equality>'),
+            "equality.unsupported", "couple")
 
 
 def test_tendons():
-    body = '<body name="b"><freejoint/><site name="s1"/><site name="s2" pos="0 0 0.1"/>' \
-           f'<geom size="0.1" {NO_CONTACT}/></body>'
-    xml = scene(body, extra='<tendon><spatial><site site="s1"/><site site="s2"/></spatial></tendon>')
-    refused(xml, "tendon.unsupported", "tendon")
+    body = ('<body name="b"><freejoint/><site name="s1"/><site name="s2" pos="0 0 0.1"/><site name="s3" pos="0 0.1 0"/>'
+            f'<geom size="0.1" {NO_CONTACT}/></body><site name="w"/>')
+    three = '<tendon><spatial name="long"><site site="s1"/><site site="s2"/><site site="s3"/></spatial></tendon>'
+    refused(scene(body, extra=three), "tendon.unsupported", "long", "two sites")
+    springy = '<tendon><spatial name="spring" stiffness="3"><site site="w"/><site site="s2"/></spatial></tendon>'
+    refused(scene(body, extra=springy), "tendon.unsupported", "spring", "stiffness")
 
 
 def test_the_ellipsoid_fluid_model():
@@ -107,7 +139,8 @@ def test_the_ellipsoid_fluid_model():
     refused(xml, "fluid.unsupported", "ellipsoid")
 
 
-@pytest.mark.parametrize("flag", ['damper="disable"', 'spring="disable"'])
+@pytest.mark.parametrize("flag", ['damper="disable"', 'spring="disable"', 'equality="disable"',
+                                  'limit="disable"'])
 def test_option_flags_that_are_not_honoured(flag):
     refused(scene(BOX, flags=flag), "option.unsupported", "flag")
 

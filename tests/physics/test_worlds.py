@@ -23,19 +23,20 @@ def test_worlds_stepped_together_equal_worlds_stepped_alone():
     together = State.zeros(worlds, 2)
     for w in range(worlds):
         qpos = model.qpos0 + np.r_[rng.normal(size=3), 0, 0, 0, 0, rng.normal(size=3), 0, 0, 0, 0]
-        load_generalized(engine.bodies, engine.qposadr, engine.dofadr, qpos, rng.normal(size=12), together, w)
+        load_generalized(engine.bodies, engine.free, engine.qposadr, engine.dofadr, qpos, rng.normal(size=12),
+                         together, w)
     ctrl = rng.normal(size=(worlds, 2))
     # One window per world on a different body and time span.
     windows = Windows(world=np.arange(worlds), body=np.array([0, 1, 0]), wrench=rng.normal(size=(worlds, 6)),
                       start=np.array([0.0, 0.013, 0.1]), stop=np.array([0.05, 0.2, np.inf]))
     alone = [State(*(a[w:w + 1].copy() for a in together)) for w in range(worlds)]
     status = np.zeros((worlds, 2), dtype=np.int64)
-    advance(engine.bodies, engine.actuators, engine.env, windows, together, ctrl, 0, 40, 0.007, status)
+    advance(engine.bodies, engine.actuators, engine.env, engine.linkage, windows, together, ctrl, 0, 40, 0.007, status)
     assert (status[:, 1] == OK).all() and (status[:, 0] == 40).all()
     for w in range(worlds):
         mine = Windows(np.zeros(1, dtype=np.int64), windows.body[w:w + 1], windows.wrench[w:w + 1],
                        windows.start[w:w + 1], windows.stop[w:w + 1])
-        advance(engine.bodies, engine.actuators, engine.env, mine, alone[w], ctrl[w:w + 1], 0, 40, 0.007,
-                status[:1])
+        advance(engine.bodies, engine.actuators, engine.env, engine.linkage, mine, alone[w], ctrl[w:w + 1], 0, 40,
+                0.007, status[:1])
         for a, b in zip(together, alone[w], strict=True):
             assert np.array_equal(a[w], b[0])

@@ -1,4 +1,5 @@
-"""Scenes and a recording driver for the RATTLE tests, built directly as engine arrays."""
+"""Scenes and a recording driver for the RATTLE tests, built directly as engine arrays and stepped by the
+engine's kernel (``step.advance``)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ import math
 import numpy as np
 from numba import njit
 
+from mechgym.physics import OK, Linkage, Windows, advance
 from mechgym.physics import constraints as rattle
-from mechgym.physics.model import Bodies, Environment
+from mechgym.physics.joints import Coordinates
+from mechgym.physics.model import Actuators, Bodies, Environment
 from mechgym.physics.state import State, energy
 
 GRAVITY = 9.81
@@ -20,6 +23,26 @@ DEFAULT = rattle.Solver()
 
 # Columns of the trace written by ``record``.
 ENERGY, X, VX, RESIDUAL, FORCE = range(5)
+
+
+_INDEX, _VECTOR = np.zeros(0, dtype=np.int64), np.zeros((0, 3))
+NO_ACTUATORS = Actuators(body=_INDEX, coordinate=_INDEX, axes=_INDEX, site_pos=_VECTOR, site_quat=np.zeros((0, 4)),
+                         gear=np.zeros((0, 6)), gain0=np.zeros(0), gain_len=np.zeros(0), gain_vel=np.zeros(0),
+                         bias0=np.zeros(0), bias_len=np.zeros(0), bias_vel=np.zeros(0),
+                         ctrl_limited=np.zeros(0, dtype=np.bool_), ctrl_range=np.zeros((0, 2)),
+                         force_limited=np.zeros(0, dtype=np.bool_), force_range=np.zeros((0, 2)))
+NO_COORDINATES = Coordinates(rows=rattle.Rows.empty(), qposadr=_INDEX, dofadr=_INDEX, qpos0=np.zeros(0),
+                             hinge=np.zeros(0, dtype=np.bool_), damping=np.zeros(0), ball_parent=_INDEX,
+                             ball_child=_INDEX, ball_left=np.zeros((0, 4)), ball_right=np.zeros((0, 4)),
+                             ball_qposadr=_INDEX, ball_dofadr=_INDEX)
+NO_WINDOWS = Windows(_INDEX, _INDEX, np.zeros((0, 6)), np.zeros(0), np.zeros(0))
+
+
+def with_rows(state: State, rows) -> State:
+    """``state``'s body arrays (shared, not copied) with zero warm-start impulses for ``rows``."""
+    worlds = state.com.shape[0]
+    return State(*state[:4], np.zeros((worlds, 0)), np.zeros((worlds, rows.kind.size)),
+                 np.zeros((worlds, rows.kind.size)))
 
 
 def make_bodies(mass, inertia) -> Bodies:
@@ -38,16 +61,18 @@ def sphere(mass: float, radius: float) -> tuple[float, list[float]]:
 
 
 @njit(cache=True)
-def record(bodies, env, rows, solver, state, h, n, work, out):
-    """Run ``n`` RATTLE steps of world 0 and write per step: total energy (J), x and v_x of body 0, the largest
-    constraint violation (|g| of equality rows, the violated part of one-sided rows) and the reported
-    force of row 0. Returns the number of steps completed."""
-    wrench = np.zeros((state.com.shape[1], 6))
-    impulse = np.zeros_like(wrench)
+def record(bodies, env, linkage, state, h, n, out):
+    """Run ``n`` RATTLE steps of world 0 (``step.advance``) and write per step: total energy (J), x and v_x of
+    body 0, the largest constraint violation (|g| of equality rows, the violated part of one-sided rows) and
+    the reported force of row 0. Returns the number of steps completed."""
+    rows = linkage.rows
     grad = np.zeros(12)
     forces = np.zeros(rows.kind.size)
+    status = np.zeros((1, 2), dtype=np.int64)
+    ctrl = np.zeros((1, 0))
     for k in range(n):
-        if rattle.rattle_step(bodies, env, rows, solver, state, 0, h, wrench, impulse, work) != rattle.OK:
+        advance(bodies, NO_ACTUATORS, env, linkage, NO_WINDOWS, state, ctrl, k, 1, h, status)
+        if status[0, 1] != OK:
             return k
         residual = 0.0
         for r in range(rows.kind.size):
@@ -56,7 +81,7 @@ def record(bodies, env, rows, solver, state, h, n, work, out):
                 residual = max(residual, abs(value))
             else:
                 residual = max(residual, -rows.sense[r] * value)
-        rattle.reaction_forces(work, h, forces)
+        rattle.reaction_forces(state, 0, h, forces)
         out[k, 0] = energy(bodies, env.gravity, state, 0)
         out[k, 1] = state.com[0, 0, 0]
         out[k, 2] = state.vel[0, 0, 0]
@@ -66,11 +91,12 @@ def record(bodies, env, rows, solver, state, h, n, work, out):
 
 
 def run(bodies, rows, state, h, n, solver=DEFAULT):
-    """(steps completed, trace (n, 5), workspace) of ``n`` steps of ``h`` s."""
-    work = rattle.Workspace.empty(state.com.shape[1], rows.kind.size)
+    """(steps completed, trace (n, 5), the stepped state with its last impulses) of ``n`` steps of ``h`` s;
+    the body arrays of ``state`` are stepped in place."""
+    stepped = with_rows(state, rows)
     out = np.zeros((n, 5))
-    done = record(bodies, ENV, rows, solver, state, h, n, work, out)
-    return done, out, work
+    done = record(bodies, ENV, Linkage(rows, NO_COORDINATES, solver), stepped, h, n, out)
+    return done, out, stepped
 
 
 def rod_pendulum(theta0: float, length: float = 1.0):

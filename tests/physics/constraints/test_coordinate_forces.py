@@ -1,6 +1,6 @@
-"""Generalised forces on hinge and slide coordinates (the joint actuators' output) become body wrenches by
-virtual work: a hinge motor spins a rod as phi = tau t^2 / (2 I_axis), a slide force moves a block as
-s = f t^2 / (2 m)."""
+"""Generalised forces on hinge and slide coordinates (a joint motor's output) become body wrenches by virtual
+work, through ``mechgym.load(..., backend="mechgym")``: a hinge motor spins a rod as phi = tau t^2 / (2 I_axis),
+a slide motor moves a block as s = f t^2 / (2 m) exactly."""
 
 from __future__ import annotations
 
@@ -8,46 +8,33 @@ import mujoco
 import numpy as np
 import pytest
 
-from mechgym.physics import constraints as rattle
-from mechgym.physics.joints import add_coordinate_forces, build_constraints, state_from_mujoco, store_coordinates
-from mechgym.physics.state import State
+import mechgym
 
-from .helpers import DEFAULT, ENV
-from .test_joints import engine_bodies
+from .test_double_pendulum import largest_residual
 
+# Gravity along the hinge axis (rod) or normal to the slide (block): only the motor drives the coordinate.
 ROD = """<mujoco><option gravity="0 0 -9.81"><flag contact="disable"/></option><worldbody>
-  <body><joint type="hinge" axis="0 0 1" pos="0.01 0.02 0"/>
-    <geom type="capsule" fromto="0 0 0 0.4 0.1 0" size="0.02" mass="0.7"/></body></worldbody></mujoco>"""
+  <body><joint name="j" type="hinge" axis="0 0 1" pos="0.01 0.02 0"/>
+    <geom type="capsule" fromto="0 0 0 0.4 0.1 0" size="0.02" mass="0.7"/></body></worldbody>
+  <actuator><motor joint="j" gear="2"/></actuator></mujoco>"""
 BLOCK = """<mujoco><option gravity="0 0 -9.81"><flag contact="disable"/></option><worldbody>
-  <body euler="0 0 30"><joint type="slide" axis="1 0 0"/>
-    <geom type="box" size="0.1 0.05 0.02" pos="0.05 0.02 0" euler="10 20 30" mass="1.3"/></body></worldbody></mujoco>"""
+  <body euler="0 0 30"><joint name="j" type="slide" axis="1 0 0"/>
+    <geom type="box" size="0.1 0.05 0.02" pos="0.05 0.02 0" euler="10 20 30" mass="1.3"/></body></worldbody>
+  <actuator><motor joint="j" gear="2"/></actuator></mujoco>"""
 
 
 def drive(xml, force, h, n):
-    """Step the one-joint scene under gravity and a constant generalised force; returns (qpos, qvel) at the
-    end, the joint-space inertia M (MuJoCo's mass matrix at qpos0) and the engine's largest row error."""
-    model = mujoco.MjModel.from_xml_string(xml)
-    body_index, bodies = engine_bodies(model)
-    constraints = build_constraints(model, body_index)
-    rows, coordinates = constraints.rows, constraints.coordinates
+    """Step the one-joint scene with a motor of gear 2 at ctrl = force / 2; returns (qpos, qvel) at the end,
+    the joint-space inertia M (MuJoCo's mass matrix at qpos0) and the engine's largest row error."""
+    sim = mechgym.load(xml, backend="mechgym", dt=h)
+    sim.ctrl = [force / 2.0]
+    sim.step(n)
+    model = sim.model
     data = mujoco.MjData(model)
     mujoco.mj_forward(model, data)
-    state = State.zeros(1, 1)
-    state_from_mujoco(model, data, body_index, state, 0)
-    vectors, grad = np.zeros((8, 3)), np.zeros(12)
-    work = rattle.Workspace.empty(1, rows.kind.size)
-    wrench, impulse = np.zeros((1, 6)), np.zeros((1, 6))
-    for _ in range(n):
-        # A force along a world-fixed hinge axis or slide direction: the wrench is the same every step.
-        wrench[:] = 0.0
-        add_coordinate_forces(coordinates, state, 0, np.array([force]), grad, wrench)
-        assert rattle.rattle_step(bodies, ENV, rows, DEFAULT, state, 0, h, wrench, impulse, work) == rattle.OK
-    qpos, qvel = np.zeros(1), np.zeros(1)
-    store_coordinates(coordinates, bodies, state, 0, np.zeros(1), vectors, grad, qpos, qvel)
-    residual = max(abs(rattle.evaluate_row(rows, r, state, 0, grad)) for r in range(rows.kind.size))
     inertia = np.zeros((1, 1))
     mujoco.mj_fullM(model, data, inertia)
-    return qpos[0], qvel[0], inertia[0, 0], residual
+    return sim.qpos[0], sim.qvel[0], inertia[0, 0], largest_residual(sim)
 
 
 def test_a_hinge_motor_spins_the_rod_at_tau_over_the_axial_inertia():

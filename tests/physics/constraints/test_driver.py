@@ -1,5 +1,6 @@
-"""The stepping driver: several worlds per call, each identical to stepping it alone, and a projection that
-cannot converge is reported (NOT_CONVERGED, with the steps completed) instead of looping forever."""
+"""The stepping kernel with constraints: several worlds per call, each identical to stepping it alone (each
+world keeps its own warm-start impulses), and a projection that cannot converge is reported (NOT_PROJECTED,
+with the steps completed and the last good state kept) instead of looping forever."""
 
 from __future__ import annotations
 
@@ -7,32 +8,36 @@ import math
 
 import numpy as np
 
+from mechgym.physics import NOT_PROJECTED, OK, Linkage, advance
 from mechgym.physics import constraints as rattle
 from mechgym.physics.state import State
 
-from .helpers import ENV, rod_pendulum, run, seesaw
+from .helpers import ENV, NO_ACTUATORS, NO_COORDINATES, NO_WINDOWS, rod_pendulum, run, seesaw, with_rows
 
 
-def test_rattle_advance_steps_every_world_as_if_alone():
+def test_advance_steps_every_world_as_if_alone():
     bodies, rows, _ = rod_pendulum(0.0)
-    state = State.zeros(2, 1)
+    state = with_rows(State.zeros(2, 1), rows)
     for world, angle in enumerate((0.5, 2.0)):
         state.com[world, 0] = (math.sin(angle), 0.0, -math.cos(angle))
     status = np.zeros((2, 2), dtype=np.int64)
-    work = rattle.Workspace.empty(1, rows.kind.size)
-    rattle.rattle_advance(bodies, ENV, rows, rattle.Solver(), state, 500, 1e-3, np.zeros((1, 6)), work, status)
-    assert status.tolist() == [[500, rattle.OK], [500, rattle.OK]]
+    linkage = Linkage(rows, NO_COORDINATES, rattle.Solver())
+    advance(bodies, NO_ACTUATORS, ENV, linkage, NO_WINDOWS, state, np.zeros((2, 0)), 0, 500, 1e-3, status)
+    assert status.tolist() == [[500, OK], [500, OK]]
     for world, angle in enumerate((0.5, 2.0)):
         _, _, alone = rod_pendulum(angle)
-        run(bodies, rows, alone, 1e-3, 500)
-        for mine, theirs in zip(state, alone, strict=True):
+        _, _, stepped = run(bodies, rows, alone, 1e-3, 500)
+        for mine, theirs in zip(state, stepped, strict=True):
             np.testing.assert_array_equal(mine[world], theirs[0])
 
 
 def test_a_projection_that_does_not_converge_is_reported():
     bodies, rows, state = seesaw()
+    state = with_rows(state, rows)
+    before = state.copy()
     status = np.zeros((1, 2), dtype=np.int64)
-    work = rattle.Workspace.empty(3, rows.kind.size)
-    solver = rattle.Solver(sweep=rattle.JACOBI, max_sweeps=50)
-    rattle.rattle_advance(bodies, ENV, rows, solver, state, 10, 1e-3, np.zeros((3, 6)), work, status)
-    assert status.tolist() == [[0, rattle.NOT_CONVERGED]]
+    linkage = Linkage(rows, NO_COORDINATES, rattle.Solver(sweep=rattle.JACOBI, max_sweeps=50))
+    advance(bodies, NO_ACTUATORS, ENV, linkage, NO_WINDOWS, state, np.zeros((1, 0)), 0, 10, 1e-3, status)
+    assert status.tolist() == [[0, NOT_PROJECTED]]
+    for mine, theirs in zip(state, before, strict=True):
+        np.testing.assert_array_equal(mine, theirs)

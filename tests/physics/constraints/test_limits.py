@@ -41,7 +41,7 @@ def test_a_rod_swinging_into_its_hinge_limit_stops_and_rests_on_it():
     assert done == n
     assert np.max(trace[:, 3]) <= 1e-10  # never past the limit (nor off the hinge)
     forces = np.zeros(rows.kind.size)
-    rattle.reaction_forces(work, h, forces)
+    rattle.reaction_forces(work, 0, h, forces)
     # At rest on the limit: the limit row carries the gravity torque m g d about the hinge axis.
     assert forces[upper] == pytest.approx(-MASS * GRAVITY * LENGTH / 2.0, rel=1e-9)
     assert np.max(np.abs(state.vel[0, 0])) <= 1e-9
