@@ -75,6 +75,11 @@ def _check_options(model: mujoco.MjModel) -> None:
             raise SceneError("option.unsupported", f"<option><flag>: enabling {flag.name} is not supported")
     if model.opt.disableactuator:
         raise SceneError("option.unsupported", "<option actuatorgroupdisable> is not supported")
+    constrained = model.neq > 0 or bool(model.jnt_limited.any()) or bool(model.tendon_limited.any())
+    if model.opt.disableflags & _DISABLE.mjDSBL_CONSTRAINT and constrained:
+        # MuJoCo then drops joint limits, equalities and tendon limits; the engine enforces them exactly.
+        raise SceneError("option.unsupported", "<option><flag constraint='disable'> switches off the scene's joint "
+                                               "limits, equalities or tendon limits, which the engine enforces")
 
 
 def _check_counts(model: mujoco.MjModel) -> None:

@@ -159,3 +159,14 @@ def test_plugins():
              '<config key="nchannel" value="3"/></plugin></sensor>')
     body = f'<body name="b"><freejoint/><site name="s"/><geom size="0.1" {NO_CONTACT}/></body>'
     refused(scene(body, extra=extra), "plugin.unsupported", "plugin")
+
+
+def test_disabling_constraints_is_refused_where_the_scene_has_limits_or_equalities():
+    xml = ('<mujoco><option><flag constraint="disable"/></option><worldbody><body name="b">'
+           '<joint name="h" type="hinge" range="-1 1" limited="true"/>'
+           '<geom type="capsule" fromto="0 0 0 1 0 0" size="0.05" contype="0" conaffinity="0"/>'
+           '</body></worldbody></mujoco>')
+    with pytest.raises(mechgym.SceneError) as error:
+        mechgym.load(xml, backend="mechgym")
+    assert error.value.code == "option.unsupported" and "constraint" in error.value.message
+    mechgym.load(xml.replace(' range="-1 1" limited="true"', ""), backend="mechgym").step(10)
