@@ -5,8 +5,10 @@
 Scenes: a torque-free asymmetric box (the Dzhanibekov top), a spinning projectile under gravity, the same
 box driven by two motors and a damped position servo (velocity-dependent: implicit closing kick), a double
 pendulum on two hinges and the bundled slider-crank with its walls removed (three hinges, crank at
-150 rad/s): RATTLE rows, SHAKE and the velocity projection. Every scene runs at dt = 1 ms except the
-slider-crank, which runs at its own 0.1 ms.
+150 rad/s): RATTLE rows, SHAKE and the velocity projection; and three contact scenes: a box resting on a
+plane (four contact points), a stack of three boxes at rest and the bundled cube-drop scene (seed 003: a 5 cm
+cube falls 1 m onto a 1 cm slab and rests there; contacts, continuous collision and an impact). Every scene
+runs at dt = 1 ms except the slider-crank, which runs at its own 0.1 ms.
 Columns:
   mechgym sim.step(N)   the in-house engine, N steps in one compiled call (numba compile excluded by a warm-up)
   mechgym sim.step(1)   the same engine called once per step (Python overhead included)
@@ -45,6 +47,12 @@ SCENES = {
                        '<geom type="capsule" fromto="0 0 0 0 0 -0.4" size="0.03" mass="0.6"/></body></body>'
                        '</worldbody><keyframe><key qpos="1.6 -0.8"/></keyframe></mujoco>',
     "slider-crank": "slider_crank",
+    "box on a plane": '<mujoco><worldbody><geom type="plane" size="1 1 0.1"/><body pos="0 0 0.05"><freejoint/>'
+                      '<geom type="box" size="0.1 0.1 0.05" mass="1"/></body></worldbody></mujoco>',
+    "3-box stack": '<mujoco><worldbody><geom type="plane" size="1 1 0.1"/>' + "".join(
+        f'<body pos="0 0 {0.05 + 0.1 * k:g}"><freejoint/><geom type="box" size="0.05 0.05 0.05" mass="1"/></body>'
+        for k in range(3)) + '</worldbody></mujoco>',
+    "cube drop": "cube_drop",
 }
 DT = {"slider-crank": 1e-4}  # s; every other scene: 1e-3
 
@@ -84,10 +92,17 @@ def engine_us(name: str, steps: int, per_call: int) -> float:
     return best_of(3, run) / steps * 1e6
 
 
+def initial_data(model: mujoco.MjModel) -> mujoco.MjData:
+    """MjData at the scene's first keyframe, else at qpos0 (what the simulators reset to)."""
+    data = mujoco.MjData(model)
+    if model.nkey:
+        mujoco.mj_resetDataKeyframe(model, data, 0)
+    return data
+
+
 def mj_step_us(name: str, steps: int) -> float:
     model = model_of(name)
-    data = mujoco.MjData(model)
-    mujoco.mj_resetDataKeyframe(model, data, 0)
+    data = initial_data(model)
     step = mujoco.mj_step
 
     def run():
@@ -99,8 +114,7 @@ def mj_step_us(name: str, steps: int) -> float:
 
 def rollout_us(name: str, steps: int) -> float:
     model = model_of(name)
-    data = mujoco.MjData(model)
-    mujoco.mj_resetDataKeyframe(model, data, 0)
+    data = initial_data(model)
     spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
     initial = np.empty(mujoco.mj_stateSize(model, spec))
     mujoco.mj_getState(model, data, initial, spec)

@@ -1,15 +1,16 @@
 """``backend="mechgym"``: the in-house engine (rigid bodies by velocity Verlet; joints, equalities, rods and
-ropes enforced exactly by RATTLE).
+ropes enforced exactly by RATTLE; contacts, friction and impacts among free bodies and static geometry).
 
 The scene is compiled by MuJoCo and read into the engine's own arrays (:mod:`mechgym.physics`); features
 the engine does not simulate raise ``SceneError``. The engine keeps one world (W = 1) of state in maximal
 coordinates (per body: COM, principal axes, COM velocity, world angular momentum; plus the hinge turns and
-the constraint impulses of the last step) and converts to MuJoCo's qpos/qvel layout (free joints from the
-body, hinge/slide/ball joints from the constraint rows) and body frames on request. ``n`` steps are one
-compiled call; force windows travel into
-the kernel, which integrates each one exactly over the half-step every kick serves. A step that turns the
-state non-finite (or whose implicit kick does not converge) is undone by the kernel and reported through
-``_fail``; the state stays the last good one.
+the constraint impulses of the last step, and the contact set: the contacts of the last step with their
+forces, which the next step continues, and the broad phase's sort order) and converts to MuJoCo's qpos/qvel
+layout (free joints from the body, hinge/slide/ball joints from the constraint rows) and body frames on
+request. ``n`` steps are one compiled call; force windows travel into the kernel, which integrates each one
+exactly over the half-step every kick serves. A step that turns the state non-finite (or whose implicit
+kick, constraint projection or contact solve does not converge) is undone by the kernel and reported
+through ``_fail``; the state stays the last good one. Impacts the kernel records become ``events``.
 """
 
 from __future__ import annotations
@@ -17,13 +18,27 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from ..physics import NON_FINITE, NOT_CONVERGED, OK, State, Windows, advance, build_model
-from ..physics.constraints import DISTANCE
+from ..physics import (
+    NON_FINITE,
+    NOT_CONVERGED,
+    NOT_PROJECTED,
+    OK,
+    TOO_MANY_CONTACTS,
+    State,
+    Windows,
+    advance,
+    build_model,
+)
+from ..physics.constraints import DISTANCE, LIN_B
+from ..physics.contact import MARGIN, ContactSet, Scratch, prime_contacts, sweep_setup
 from ..physics.joints import state_from_mujoco, store_coordinates, turns_from_qpos
 from ..physics.kinematics import BODY_QUAT, FRAME_SIZE, OFFSET, OMEGA, ORIGIN_VEL, derive_frame, store_generalized
 from ..physics.state import energy
 from ..scene import name_of
-from ..simulator import BodyState, Contact, Simulator
+from ..simulator import BodyState, Contact, Event, Simulator
+
+# Contact set capacity per world: contacts, impacts recorded per ``step(n)`` call, broad-phase pairs.
+CONTACTS, EVENTS, PAIRS = 64, 1024, 1024
 
 _NO_WINDOWS = Windows(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros((0, 6)), np.zeros(0),
                       np.zeros(0))
@@ -42,6 +57,8 @@ class MechgymSimulator(Simulator):
         self._status = np.zeros((1, 2), dtype=np.int64)
         self._frames = np.empty((self.engine.mj_body.size, FRAME_SIZE))  # scratch for body()
         self._vectors, self._grad = np.zeros((8, 3)), np.zeros(12)  # scratch for store_coordinates
+        self._contacts = ContactSet.empty(1, CONTACTS, EVENTS)
+        self._scratch = Scratch.empty(model.ngeom, self.engine.mj_body.size, CONTACTS, PAIRS)
         self._reset_physics()
 
     # ----------------------------------------------------------------- stepping
@@ -49,8 +66,15 @@ class MechgymSimulator(Simulator):
         if n == 0:
             return
         engine = self.engine
-        advance(engine.bodies, engine.actuators, engine.env, engine.linkage, self._window_arrays(), self._state,
-                self._ctrl, self._step_count, n, self._dt, self._status)
+        contacts = self._contacts
+        advance(engine.bodies, engine.actuators, engine.env, engine.linkage, engine.geoms, self._window_arrays(),
+                self._state, contacts, self._scratch, self._ctrl, self._step_count, n, self._dt, self._status)
+        # the impacts of the steps done; the kernel records at most EVENTS per call
+        for e in range(min(int(contacts.event_count[0]), EVENTS)):
+            g1, g2 = contacts.event_geom[0, e]
+            self._events.append(Event(float(contacts.event_time[0, e]), self.geom_name(g1), self.geom_name(g2),
+                                      float(contacts.event_speed[0, e])))
+        contacts.event_count[0] = 0
         done, code = (int(x) for x in self._status[0])
         if code != OK:
             # The kernel left the state as the failing step found it.
@@ -60,8 +84,12 @@ class MechgymSimulator(Simulator):
             if code == NOT_CONVERGED:
                 self._fail(f"the implicit velocity update did not converge in the next step: velocity-dependent "
                            f"forces are too stiff for dt = {self._dt} s")
-            self._fail(f"the constraint projection did not converge in the next step (dt = {self._dt} s): the "
-                       "joints, rods or ropes cannot be satisfied, or are too far violated for the step")
+            if code == NOT_PROJECTED:
+                self._fail(f"the constraint projection did not converge in the next step (dt = {self._dt} s): the "
+                           "joints, rods or ropes cannot be satisfied, or are too far violated for the step")
+            if code == TOO_MANY_CONTACTS:
+                self._fail(f"the next step found more than {CONTACTS} contacts or {PAIRS} candidate geom pairs")
+            self._fail(f"the contact solve did not converge in the next step (dt = {self._dt} s)")
         self._step_count += n
         end = self._step_count * self._dt
         self._windows = [w for w in self._windows if w.stop > end]
@@ -139,20 +167,33 @@ class MechgymSimulator(Simulator):
         return {key: np.array(values) for key, values in grouped.items()}
 
     def contacts(self) -> list[Contact]:
-        """The engine has no contacts yet (scenes whose geoms could collide are refused)."""
-        return []
+        """The touching contacts of the last step (reset: of the initial poses) with their reaction forces, the
+        mean over the step (zero for an impact's step: an impulse is no force)."""
+        contacts = self._contacts
+        result = []
+        for i in range(min(int(contacts.count[0]), CONTACTS)):
+            if not contacts.active[i]:
+                continue
+            normal = contacts.rows[i, 0, LIN_B:LIN_B + 3].copy()
+            force = contacts.force[i]
+            normal_force = float(force @ normal)
+            result.append(Contact(self.geom_name(contacts.geom1[i]), self.geom_name(contacts.geom2[i]),
+                                  contacts.point[i].copy(), normal, normal_force, force - normal_force * normal))
+        return result
 
     # ----------------------------------------------------------------- state
     def _physics_state(self):
-        state = self._state.copy()
-        ctrl = self._ctrl.copy()
-        for array in (*state, ctrl):
+        state, contacts = self._state.copy(), self._contacts.copy()
+        order, ctrl = self._scratch.order.copy(), self._ctrl.copy()
+        for array in (*state, *contacts, order, ctrl):
             array.setflags(write=False)
-        return state, ctrl
+        return state, contacts, order, ctrl
 
     def _restore_physics(self, physics) -> None:
-        state, ctrl = physics
+        state, contacts, order, ctrl = physics
         self._state.assign(state)
+        self._contacts.assign(contacts)
+        self._scratch.order[...] = order
         self._ctrl[...] = ctrl
 
     def _reset_physics(self) -> None:
@@ -171,3 +212,12 @@ class MechgymSimulator(Simulator):
         self._state.impulse_position[0] = 0.0
         self._state.impulse_velocity[0] = 0.0
         self._ctrl[0] = ctrl
+        self._contacts.assign(ContactSet.empty(1, CONTACTS, EVENTS))
+        self._scratch.order[...] = np.arange(self._scratch.order.size)
+        engine = self.engine
+        if engine.env.contacts:
+            sweep_setup(engine.geoms, self._scratch, self._state)
+            nbody = engine.mj_body.size
+            if prime_contacts(engine.geoms, engine.bodies, engine.env, self._state, 0, self._dt, np.zeros((nbody, 3)),
+                              np.zeros((nbody, 4)), self._contacts, self._scratch, MARGIN) < 0:
+                self._fail("the resting contact forces of the initial state did not converge")

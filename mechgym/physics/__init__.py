@@ -1,11 +1,13 @@
 """The in-house rigid-body engine: rigid bodies stepped by velocity Verlet (Engine I), joints, equalities,
-rods and ropes enforced exactly by RATTLE (Engine II).
+rods and ropes enforced exactly by RATTLE (Engine II), contacts between free bodies and static geometry
+(Engine III).
 
 Modules, one job each: ``support`` (which MJCF features run, ``SceneError`` otherwise), ``model`` (the
 struct-of-arrays model from a compiled ``mujoco.MjModel``), ``state`` (state arrays with a leading world
 axis and MuJoCo's qpos/qvel layout), ``rotation`` (quaternions, free-rotor drift), ``kinematics``,
 ``forces``, ``actuators``, ``constraints`` (RATTLE rows and projections), ``joints`` (MJCF joints,
-equalities and tendons as rows; hinge/slide/ball coordinates) and ``step`` (the kick-drift-kick kernel).
+equalities and tendons as rows; hinge/slide/ball coordinates), ``collision`` and ``contact`` (contacts,
+friction and impacts, Engine III) and ``step`` (the kick-drift-kick kernel).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from .forces import Windows
 from .joints import Linkage
 from .model import EngineModel, build_model
 from .state import State
-from .step import NON_FINITE, NOT_CONVERGED, NOT_PROJECTED, OK, advance
+from .step import CONTACTS_NOT_SOLVED, NON_FINITE, NOT_CONVERGED, NOT_PROJECTED, OK, TOO_MANY_CONTACTS, advance
 
-__all__ = ["NON_FINITE", "NOT_CONVERGED", "NOT_PROJECTED", "OK", "EngineModel", "Linkage", "Solver", "State",
-           "Windows", "advance", "build_model"]
+__all__ = ["CONTACTS_NOT_SOLVED", "NON_FINITE", "NOT_CONVERGED", "NOT_PROJECTED", "OK", "TOO_MANY_CONTACTS",
+           "EngineModel", "Linkage", "Solver", "State", "Windows", "advance", "build_model"]

@@ -17,7 +17,7 @@ tangential impulse is mu_k P_n opposite the slip (kinetic friction). A contact w
 carries no force; the ``MARGIN`` (0.1 mm) only keeps near contacts in the set so that their feature ids
 persist.
 
-One step of length h (the driver ``contact_driver.contact_step`` runs these with step.py's stages):
+One step of length h (``step.advance`` runs these among its own stages when the scene has contacts):
 
   opening kick   v += h/2 (g + F/m)                                               (step.opening_kick)
   warm_start     each contact of the previous step's set applies h/2 of its reaction force F, an
@@ -138,6 +138,13 @@ class Geoms(NamedTuple):
     friction: np.ndarray  # (G,) mu_k (MJCF sliding friction)
     extent: np.ndarray  # (G,) smallest half extent, m (inf for a plane)
 
+    @staticmethod
+    def empty() -> Geoms:
+        """No geoms (a scene stepped without contacts)."""
+        index, value = np.zeros(0, dtype=np.int64), np.zeros(0)
+        return Geoms(index, np.zeros((0, 3)), index, index, index, index, index, np.zeros((0, 3)), np.zeros((0, 4)),
+                     value, value, value, value)
+
 
 class ContactSet(NamedTuple):
     """Contacts of W worlds, C per world (flat index w C + c), and the previous step's set for matching.
@@ -178,6 +185,14 @@ class ContactSet(NamedTuple):
     event_time: np.ndarray  # (W, E) s: interpolated instant of the impact
     event_geom: np.ndarray  # (W, E, 2) int64 geom1, geom2
     event_speed: np.ndarray  # (W, E) m/s: normal approach speed at that instant
+
+    def copy(self) -> ContactSet:
+        return ContactSet(*(a.copy() for a in self))
+
+    def assign(self, other: ContactSet) -> None:
+        """Overwrite this set's arrays in place with ``other``'s values."""
+        for mine, theirs in zip(self, other, strict=True):
+            mine[...] = theirs
 
     @staticmethod
     def empty(worlds: int, capacity: int = 64, events: int = 256) -> ContactSet:
@@ -309,6 +324,44 @@ def warm_start(bodies, state, world, h, contacts):
         for k in range(3):
             row = contacts.rows[i, k]
             apply_impulse(bodies, state, world, contacts.body_a[i], contacts.body_b[i], row, 0.5 * h * _along(f, row))
+
+
+# Columns of the (C, HELD_INTS) / (C, HELD_FLOATS) buffers of ``keep_contacts``.
+HELD_INTS, HELD_FLOATS = 7, 42
+
+
+@njit(cache=True)
+def keep_contacts(contacts, world, held, ints, floats, back):
+    """Copy what the next step reads of world ``world``'s set (the contacts with their geoms, bodies, feature
+    ids, points, rows, touching and sliding flags and forces; the contact and event counts) into the buffers
+    ``held`` (2,) int64, ``ints`` (C, HELD_INTS) int64, ``floats`` (C, HELD_FLOATS) (back=False), or restore
+    it from them (back=True): a rejected step leaves the set as it found it."""
+    capacity = contacts.prev_geom1.size // contacts.count.size
+    base = world * capacity
+    if back:
+        contacts.count[world], contacts.event_count[world] = held[0], held[1]
+    else:
+        held[0], held[1] = contacts.count[world], contacts.event_count[world]
+    for c in range(min(held[0], capacity)):
+        i = base + c
+        if back:
+            contacts.geom1[i], contacts.geom2[i], contacts.feature[i] = ints[c, 0], ints[c, 1], ints[c, 2]
+            contacts.body_a[i], contacts.body_b[i] = ints[c, 3], ints[c, 4]
+            contacts.active[i], contacts.sliding[i] = ints[c, 5] != 0, ints[c, 6] != 0
+        else:
+            ints[c, 0], ints[c, 1], ints[c, 2] = contacts.geom1[i], contacts.geom2[i], contacts.feature[i]
+            ints[c, 3], ints[c, 4] = contacts.body_a[i], contacts.body_b[i]
+            ints[c, 5], ints[c, 6] = contacts.active[i], contacts.sliding[i]
+        for k in range(3):
+            if back:
+                contacts.point[i, k], contacts.force[i, k] = floats[c, k], floats[c, 3 + k]
+            else:
+                floats[c, k], floats[c, 3 + k] = contacts.point[i, k], contacts.force[i, k]
+            for j in range(12):
+                if back:
+                    contacts.rows[i, k, j] = floats[c, 6 + 12 * k + j]
+                else:
+                    floats[c, 6 + 12 * k + j] = contacts.rows[i, k, j]
 
 
 @njit(cache=True)

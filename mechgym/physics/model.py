@@ -19,8 +19,9 @@ import numpy as np
 
 from .actuators import JOINT_AXES, PARENT_AXES, SITE_AXES
 from .constraints import Solver
+from .contact import Geoms, contact_geoms
 from .joints import Coordinates, Linkage, build_constraints
-from .support import check_supported
+from .support import check_contacts_with_rows, check_supported, colliding_pairs
 
 _DISABLE = mujoco.mjtDisableBit
 
@@ -78,6 +79,7 @@ class Environment(NamedTuple):
     smooth: bool  # any fluid, damping or actuator force at all (else the smooth wrench is identically zero)
     implicit: bool  # any force depends on velocity: the closing kick is solved by fixed-point iteration
     coordinate_forces: bool  # any hinge/slide damping or actuator (evaluated on the coordinates' rows)
+    contacts: bool  # some geoms can collide: the step finds and solves contacts (contact.py)
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,7 @@ class EngineModel:
     actuators: Actuators
     env: Environment
     linkage: Linkage  # constraint rows, hinge/slide/ball coordinates and the projection settings
+    geoms: Geoms  # every geom, for the contacts (none when env.contacts is off)
     owner: list  # (R,) per row: (MJCF element kind "joint" | "equality" | "tendon", MuJoCo id)
     mj_body: np.ndarray  # (B,) MuJoCo body id of each engine body
     body_index: np.ndarray  # (nbody,) engine index of each MuJoCo body, -1 for static bodies
@@ -109,6 +112,7 @@ def build_model(model: mujoco.MjModel) -> EngineModel:
     body_index = np.full(model.nbody, -1, dtype=np.int64)
     body_index[mj_body] = np.arange(mj_body.size)
     constraints = build_constraints(model, body_index)
+    check_contacts_with_rows(model, constraints.rows.kind.size)
     free_joints = np.flatnonzero(model.jnt_type == int(mujoco.mjtJoint.mjJNT_FREE))
     free = body_index[model.jnt_bodyid[free_joints]]
     qposadr = model.jnt_qposadr[free_joints].astype(np.int64)
@@ -133,15 +137,18 @@ def build_model(model: mujoco.MjModel) -> EngineModel:
     implicit = fluid or damped or bool(np.any(actuators.gain_vel) or np.any(actuators.bias_vel))
     smooth = fluid or damped or actuators.body.size > 0
     coordinate_forces = bool(np.any(coordinates.damping)) or bool(np.any(actuators.coordinate >= 0))
-    env = Environment(gravity, model.opt.wind.copy(), fluid, smooth, implicit, coordinate_forces)
+    contacts = colliding_pairs(model)[0].size > 0
+    env = Environment(gravity, model.opt.wind.copy(), fluid, smooth, implicit, coordinate_forces, contacts)
     linkage = Linkage(constraints.rows, coordinates, Solver())
 
     data = mujoco.MjData(model)
     mujoco.mj_kinematics(model, data)
     static = body_index < 0
     static_potential = -float(model.body_mass[static] @ (data.xipos[static] @ gravity))
-    return EngineModel(bodies, actuators, env, linkage, constraints.owner, mj_body, body_index, free, qposadr, dofadr,
-                       data.xpos.copy(), data.xquat.copy(), static_potential, model.nq, model.nv, model.nu)
+    geoms = contact_geoms(model, body_index) if contacts else Geoms.empty()
+    return EngineModel(bodies, actuators, env, linkage, geoms, constraints.owner, mj_body,
+                       body_index, free, qposadr, dofadr, data.xpos.copy(), data.xquat.copy(), static_potential,
+                       model.nq, model.nv, model.nu)
 
 
 def _fluid_coefficients(model: mujoco.MjModel, mass: np.ndarray, inertia: np.ndarray):

@@ -11,7 +11,9 @@ One step of length h from t_k = k h (k = the global step index, so time is never
   project        impulses along G(x_{k+1}) until G(x_{k+1}) v' = 0              (constraints.project_velocity)
 
 The constraint stages run only when the scene has rows (joints, equalities, rods, ropes); without rows the
-step is Engine I's velocity Verlet unchanged.
+step is Engine I's velocity Verlet unchanged. When geoms can collide (scenes of free bodies and static
+geometry) the contact stages of :mod:`mechgym.physics.contact` run too: warm_start after the opening kick,
+find_contacts and correct_positions after the drift, solve_contacts and settle_impacts after the closing kick.
 
 F, T: smooth (fluid, damping, actuator) wrenches about the COM; J: exact impulses of the applied force
 windows over the half-step each kick serves; g: gravity. The closing kick is implicit in the velocity
@@ -45,6 +47,17 @@ import numpy as np
 from numba import njit
 
 from .constraints import begin_step, new_workspace, project_velocity, shake
+from .contact import (
+    HELD_FLOATS,
+    HELD_INTS,
+    MARGIN,
+    correct_positions,
+    find_contacts,
+    keep_contacts,
+    settle_impacts,
+    solve_contacts,
+    warm_start,
+)
 from .forces import coordinate_wrench, new_coordinate_scratch, smooth_wrench, window_impulse
 from .joints import update_turns
 from .kinematics import FRAME_SIZE
@@ -56,8 +69,10 @@ TOLERANCE = 1e-14
 MAX_ITERATIONS = 100
 
 # Step outcomes: NOT_CONVERGED = the implicit closing kick did not converge; NOT_PROJECTED = SHAKE or the
-# velocity projection did not meet its tolerance in Solver.max_sweeps sweeps.
-OK, NON_FINITE, NOT_CONVERGED, NOT_PROJECTED = 0, 1, 2, 3
+# velocity projection did not meet its tolerance in Solver.max_sweeps sweeps; TOO_MANY_CONTACTS = more
+# contacts than the ContactSet holds per world, or more candidate pairs than the broad phase's scratch
+# holds; CONTACTS_NOT_SOLVED = the position correction or the velocity solve of the contacts did not converge.
+OK, NON_FINITE, NOT_CONVERGED, NOT_PROJECTED, TOO_MANY_CONTACTS, CONTACTS_NOT_SOLVED = 0, 1, 2, 3, 4, 5
 
 
 @njit(cache=True)
@@ -168,13 +183,26 @@ def _keep_impulses(state, world, work, back):
 
 
 @njit(cache=True)
-def advance(bodies, actuators, env, linkage, windows, state, ctrl, first_step, n, h, status):
+def advance(bodies, actuators, env, linkage, geoms, windows, state, contacts, contact_scratch, ctrl, first_step, n, h,
+            status):
     """Advance every world of ``state`` by ``n`` steps of ``h`` seconds, starting at global step
     ``first_step``; ``ctrl`` (W, U) is held. status[w] = (steps completed, OK | NON_FINITE | NOT_CONVERGED |
-    NOT_PROJECTED): a world stops at its first failing step and is left as that step found it (bodies,
-    hinge turns and warm-start impulses), so no failed (non-finite or unconverged) state is ever kept."""
+    NOT_PROJECTED | TOO_MANY_CONTACTS | CONTACTS_NOT_SOLVED): a world stops at its first failing step and is
+    left as that step found it (bodies, hinge turns, warm-start impulses and contact set), so no failed
+    (non-finite or unconverged) state is ever kept.
+
+    With contacts (``env.contacts``; scenes without constraint rows, see support.check_contacts_with_rows)
+    ``contacts`` (contact.ContactSet of W worlds) is the per-world contact state carried from step to step
+    and ``contact_scratch`` (contact.Scratch) the broad and narrow phases' work arrays; the stages of
+    ``contact.py`` run around the kick-drift-kick: warm_start after the opening kick, find_contacts and
+    correct_positions after the drift, solve_contacts and settle_impacts after the closing kick."""
     rows, solver = linkage.rows, linkage.solver
     constrained = rows.kind.size > 0
+    contacting = env.contacts
+    capacity = contacts.prev_geom1.size // contacts.count.size
+    held = np.empty(2, dtype=np.int64)
+    held_ints = np.empty((capacity, HELD_INTS), dtype=np.int64)
+    held_floats = np.empty((capacity, HELD_FLOATS))
     nbody = state.com.shape[1]
     saved = np.empty((nbody, 13))
     frames = np.empty((nbody, FRAME_SIZE))
@@ -194,6 +222,8 @@ def advance(bodies, actuators, env, linkage, windows, state, ctrl, first_step, n
             t_mid = t0 + half
             t1 = (first_step + k + 1) * h
             _copy_world(state, saved, world, False)
+            if contacting:
+                keep_contacts(contacts, world, held, held_ints, held_floats, False)
             # Scenes without smooth forces keep wrench = 0 and skip its evaluation. The hinge/slide forces are
             # added here and not inside the inlined smooth_wrench: there, their call (never made without such
             # forces) measurably doubled the step time of scenes without them.
@@ -204,12 +234,21 @@ def advance(bodies, actuators, env, linkage, windows, state, ctrl, first_step, n
                                       wrench)
             window_impulse(windows, world, t0, t_mid, impulse)
             opening_kick(bodies, env, state, world, half, wrench, impulse)
-            if constrained:
+            if contacting:
+                warm_start(bodies, state, world, h, contacts)
+            if constrained or contacting:
                 begin_step(rows, state, world, work)
             drift(bodies, state, world, h)
             code = OK
             if constrained and shake(rows, bodies, solver, state, world, h, work) < 0:
                 code = NOT_PROJECTED
+            if contacting:
+                found = find_contacts(geoms, bodies, env, state, world, t1, h, work.com0, work.quat0, contacts,
+                                      contact_scratch, MARGIN, True, False)
+                if found < 0 or found > capacity:
+                    code = TOO_MANY_CONTACTS
+                elif correct_positions(bodies, state, world, contacts, contact_scratch) < 0:
+                    code = CONTACTS_NOT_SOLVED
             if code == OK:
                 window_impulse(windows, world, t_mid, t1, impulse)
                 if env.implicit:
@@ -224,10 +263,16 @@ def advance(bodies, actuators, env, linkage, windows, state, ctrl, first_step, n
                     opening_kick(bodies, env, state, world, half, wrench, impulse)
                     if constrained and project_velocity(rows, bodies, solver, state, world, h, work) < 0:
                         code = NOT_PROJECTED
+            if code == OK and contacting and (
+                    solve_contacts(bodies, state, world, h, contacts, contact_scratch) < 0
+                    or settle_impacts(bodies, env, state, world, h, contacts, contact_scratch) < 0):
+                code = CONTACTS_NOT_SOLVED
             if code == OK and not _finite(state, world):
                 code = NON_FINITE
             if code != OK:
                 _copy_world(state, saved, world, True)
+                if contacting:
+                    keep_contacts(contacts, world, held, held_ints, held_floats, True)
                 status[world, 0] = k
                 status[world, 1] = code
                 break

@@ -11,8 +11,11 @@ raises for joint, equality and tendon combinations it cannot express as rows. Co
   combinations other than those listed above (joints.py);
 - ``body.welded``: a body without a joint under a moving body (composite bodies are not merged);
 - ``body.unsupported``: gravity compensation;
-- ``contact.unsupported``: two geoms of different bodies that could collide (contype/conaffinity, MuJoCo's
-  parent-child filter applied), or an explicit ``<pair>``, while contacts are enabled;
+- ``contact.unsupported``: an explicit ``<pair>``; an ``<exclude>`` in a scene whose geoms can collide; two
+  geoms that can collide (contype/conaffinity, MuJoCo's parent-child filter applied) in a scene with
+  constraint rows (``check_contacts_with_rows``, called by ``model.build_model``);
+- ``contact.unsupported-pair``: two geoms that can collide whose types the narrow phase does not handle
+  (``collision.narrow.supported_pair``);
 - ``actuator.unsupported``: activation dynamics, transmissions other than a free, hinge or slide joint or
   a site without refsite, gain or bias types other than fixed/affine, actuator damping, armature, delay,
   plugins or multi-input actuators;
@@ -34,6 +37,7 @@ import numpy as np
 
 from ..errors import SceneError
 from ..scene import name_of
+from .collision.narrow import supported_pair
 
 _OBJ = mujoco.mjtObj
 _DISABLE = mujoco.mjtDisableBit
@@ -174,13 +178,13 @@ def _check_fluid(model: mujoco.MjModel) -> None:
                                                   "fluidshape='ellipsoid' is not supported (inertia-box model only)")
 
 
-def _check_contacts(model: mujoco.MjModel) -> None:
-    if model.npair:
-        raise SceneError("contact.unsupported",
-                         f"<contact><pair> ({model.npair}): contacts arrive with the contact engine")
-    # MuJoCo's filter: geoms of different weld bodies whose contype/conaffinity bits meet, unless their
-    # bodies' pair is excluded (signature (b1 << 16) + b2 with b1 < b2) or, with the parent filter on, one
-    # weld body is the other's parent weld body and neither is the world.
+def colliding_pairs(model: mujoco.MjModel) -> tuple[np.ndarray, np.ndarray]:
+    """(g1, g2) (P,) of the geom pairs that can collide: MuJoCo's filter, geoms of different weld bodies
+    whose contype/conaffinity bits meet, unless their bodies' pair is excluded (signature (b1 << 16) + b2
+    with b1 < b2) or, with the parent filter on, one weld body is the other's parent weld body and neither is
+    the world. Empty when contacts are disabled."""
+    if contacts_disabled(model):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     body = model.geom_bodyid.astype(np.int64)
     weld = model.body_weldid[body]
     parent = model.body_weldid[model.body_parentid[weld]]
@@ -192,11 +196,39 @@ def _check_contacts(model: mujoco.MjModel) -> None:
         family[:] = False
     collide = ((weld[g1] != weld[g2]) & ~np.isin(signature, model.exclude_signature) & ~family
                & (((contype[g1] & conaffinity[g2]) != 0) | ((contype[g2] & conaffinity[g1]) != 0)))
-    if collide.any():
-        first = np.flatnonzero(collide)[0]
+    return g1[collide].astype(np.int64), g2[collide].astype(np.int64)
+
+
+def _geom(model: mujoco.MjModel, g: int) -> str:
+    return f"<geom name='{name_of(model, _OBJ.mjOBJ_GEOM, g)}'>"
+
+
+def _check_contacts(model: mujoco.MjModel) -> None:
+    if model.npair:
+        raise SceneError("contact.unsupported",
+                         f"<contact><pair> ({model.npair}): explicit contact pairs are not supported")
+    g1, g2 = colliding_pairs(model)
+    if g1.size and model.nexclude:
+        # the engine's broad phase filters by contype/conaffinity and the parent rule only
+        raise SceneError("contact.unsupported", f"<contact><exclude> ({model.nexclude}) in a scene whose geoms "
+                                                f"can collide ({_geom(model, g1[0])} and {_geom(model, g2[0])}) "
+                                                "is not supported")
+    for a, b in zip(g1, g2, strict=True):
+        if not supported_pair(model.geom_type[a], model.geom_type[b]):
+            types = (mujoco.mjtGeom(model.geom_type[a]).name, mujoco.mjtGeom(model.geom_type[b]).name)
+            raise SceneError("contact.unsupported-pair",
+                             f"{_geom(model, a)} and {_geom(model, b)} can collide, but contacts between "
+                             f"{types[0]} and {types[1]} geoms are not supported")
+
+
+def check_contacts_with_rows(model: mujoco.MjModel, rows: int) -> None:
+    """Refuse a scene that has both constraint rows (``rows`` > 0) and geoms that can collide: contacts are
+    not yet solved together with joints, equalities and tendons."""
+    g1, g2 = colliding_pairs(model)
+    if rows and g1.size:
         raise SceneError(
             "contact.unsupported",
-            f"<geom name='{name_of(model, _OBJ.mjOBJ_GEOM, g1[first])}'> and "
-            f"<geom name='{name_of(model, _OBJ.mjOBJ_GEOM, g2[first])}'> can collide (contype/conaffinity); "
-            "contacts arrive with the contact engine: set contype='0' conaffinity='0' or disable contacts",
+            f"{_geom(model, g1[0])} and {_geom(model, g2[0])} can collide (contype/conaffinity) in a scene with "
+            "joints, equalities or tendons; contacts are solved only among free bodies and static geometry: "
+            "set contype='0' conaffinity='0' or disable contacts",
         )

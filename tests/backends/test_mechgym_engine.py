@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import math
+
 import mujoco
 import numpy as np
 import pytest
 
 import mechgym
 from mechgym import SimulationError
+from mechgym.robustness import cube_drop
 from tests.physics.scenes import free_body, key, scene
 
 OFFSET_BOX = 'type="box" size="0.15 0.1 0.05" mass="1.3" pos="0.1 0.02 -0.03" euler="10 20 30"'
@@ -161,3 +164,87 @@ def test_rods_that_cannot_all_hold_are_reported_and_the_state_is_kept():
     assert sim.step_count == 0 and np.array_equal(sim.qpos, before)
     with pytest.raises(SimulationError, match="failed earlier"):
         sim.step(1)
+
+
+def _contacts_equal(first, second):
+    assert [(c.geom1, c.geom2) for c in first] == [(c.geom1, c.geom2) for c in second]
+    for a, b in zip(first, second, strict=True):
+        np.testing.assert_array_equal(a.pos, b.pos)
+        np.testing.assert_array_equal(a.normal, b.normal)
+        assert a.normal_force == b.normal_force
+        np.testing.assert_array_equal(a.friction_force, b.friction_force)
+
+
+def test_get_state_and_set_state_continue_bit_for_bit_through_an_impact():
+    # The cube is released 1 m above the slab and lands at about 0.45 s: save mid-fall, continue through the
+    # impact to rest, restore, continue again.
+    sim = mechgym.load(cube_drop.scene_spec(None), backend="mechgym", dt=2e-3)
+    sim.step(150)
+    saved = sim.get_state()
+    assert not sim.events and not sim.contacts()
+    sim.step(200)
+    first = (sim.qpos, sim.qvel, sim.events, sim.contacts())
+    assert [(e.geom1, e.geom2) for e in first[2]] == [("slab", "cube")]
+    sim.set_state(saved)
+    assert not sim.events
+    sim.step(200)
+    second = (sim.qpos, sim.qvel, sim.events, sim.contacts())
+    np.testing.assert_array_equal(first[0], second[0])
+    np.testing.assert_array_equal(first[1], second[1])
+    assert first[2] == second[2]
+    _contacts_equal(first[3], second[3])
+    # A reset one continues exactly like a fresh load.
+    sim.reset()
+    fresh = mechgym.load(cube_drop.scene_spec(None), backend="mechgym", dt=2e-3)
+    sim.step(300)
+    fresh.step(300)
+    np.testing.assert_array_equal(sim.qpos, fresh.qpos)
+    assert sim.events == fresh.events
+
+
+BALL_DROP = scene('<geom name="floor" type="plane" size="1 1 0.1"/>'
+                  '<body name="ball" pos="0 0 1.1"><freejoint/><geom name="ball" size="0.1" mass="1"/></body>')
+
+
+@pytest.mark.parametrize("dt", [1e-3, 1e-2])
+def test_a_dropped_ball_lands_at_the_closed_form_instant_and_rests_on_its_reaction(dt):
+    sim = mechgym.load(BALL_DROP, backend="mechgym", dt=dt)
+    sim.step(round(1.0 / dt))
+    (event,) = sim.events
+    g = 9.81
+    assert (event.geom1, event.geom2) == ("floor", "ball")
+    assert event.time == pytest.approx(math.sqrt(2.0 / g), abs=1e-6)
+    assert event.speed == pytest.approx(math.sqrt(2.0 * g), rel=1e-9)
+    assert sim.body("ball").pos[2] == pytest.approx(0.1, abs=1e-12)
+    (contact,) = sim.contacts()
+    assert (contact.geom1, contact.geom2) == ("floor", "ball")
+    np.testing.assert_allclose(contact.normal, [0, 0, 1], atol=1e-15)
+    np.testing.assert_allclose(contact.pos[:2], [0, 0], atol=1e-12)
+    # the solve stops at contact.VELOCITY_TOLERANCE (1e-12 m/s): forces resolve to about m 1e-12 / dt
+    assert contact.normal_force == pytest.approx(g, abs=1e-8)
+    np.testing.assert_allclose(contact.friction_force, 0, atol=1e-12)
+
+
+def test_a_box_placed_on_a_plane_carries_its_weight_from_the_start():
+    xml = scene('<geom name="floor" type="plane" size="1 1 0.1"/>'
+                '<body name="box" pos="0 0 0.05"><freejoint/><geom name="box" type="box" size="0.1 0.1 0.05" '
+                'mass="2"/></body>')
+    sim = mechgym.load(xml, backend="mechgym", dt=1e-3)
+    for _ in range(2):
+        contacts = sim.contacts()
+        assert len(contacts) == 4 and {(c.geom1, c.geom2) for c in contacts} == {("floor", "box")}
+        assert sum(c.normal_force for c in contacts) == pytest.approx(2 * 9.81, abs=1e-8)
+        sim.step(100)
+    assert sim.body("box").pos[2] == pytest.approx(0.05, abs=1e-12) and not sim.events
+
+
+def test_too_many_contacts_are_reported_and_the_state_is_kept():
+    balls = "".join(f'<body name="b{i}" pos="{0.3 * i} 0 0.1"><freejoint/><geom size="0.1" mass="1"/></body>'
+                    for i in range(70))
+    sim = mechgym.load(scene(f'<geom name="floor" type="plane" size="100 1 0.1"/>{balls}'), backend="mechgym",
+                       dt=1e-3)
+    before = (sim.qpos, sim.contacts())
+    with pytest.raises(SimulationError, match="more than 64 contacts"):
+        sim.step(3)
+    assert sim.step_count == 0 and np.array_equal(sim.qpos, before[0])
+    _contacts_equal(sim.contacts(), before[1])

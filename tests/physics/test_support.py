@@ -75,17 +75,32 @@ def test_gravity_compensation():
     refused(xml, "body.unsupported", "floaty", "gravcomp")
 
 
-def test_geoms_that_could_collide_with_the_world():
+def test_free_bodies_that_can_collide_with_the_world_and_each_other_load():
     xml = scene('<geom name="floor" type="plane" size="1 1 0.1"/>'
-                '<body name="ball" pos="0 0 1"><freejoint/><geom name="ball" size="0.1"/></body>')
-    refused(xml, "contact.unsupported", "floor", "ball")
+                '<body name="ball" pos="0 0 1"><freejoint/><geom name="ball" size="0.1"/></body>'
+                '<body name="box" pos="1 0 1"><freejoint/><geom name="box" type="box" size="0.1 0.1 0.1"/></body>')
+    assert mechgym.load(xml, backend="mechgym").qpos.shape == (14,)
 
 
-def test_geoms_of_two_bodies_that_could_collide():
+def test_geom_types_the_narrow_phase_does_not_handle():
+    xml = scene('<geom name="floor" type="plane" size="1 1 0.1"/>'
+                '<body name="egg" pos="0 0 1"><freejoint/><geom name="egg" type="ellipsoid" size="0.1 0.1 0.2"/>'
+                '</body>')
+    refused(xml, "contact.unsupported-pair", "'floor'", "'egg'", "PLANE", "ELLIPSOID")
+
+
+def test_contacts_in_a_scene_with_joints():
+    xml = scene('<geom name="floor" type="plane" size="1 1 0.1"/>'
+                '<body name="arm" pos="0 0 0.05"><joint type="hinge"/><geom name="arm" size="0.1"/></body>')
+    refused(xml, "contact.unsupported", "'floor'", "'arm'", "joints")
+
+
+def test_geoms_of_two_bodies_that_could_collide_next_to_an_exclusion():
     xml = scene('<body name="a"><freejoint/><geom name="a" size="0.1" contype="1" conaffinity="0"/></body>'
                 '<body name="c" pos="1 0 0"><freejoint/><geom name="c" size="0.1" contype="0" conaffinity="1"/>'
-                '</body>')
-    refused(xml, "contact.unsupported", "'a'", "'c'")
+                '</body><body name="d" pos="2 0 0"><freejoint/><geom name="d" size="0.1" contype="0" conaffinity="1"/>'
+                '</body>', extra='<contact><exclude body1="a" body2="d"/></contact>')
+    refused(xml, "contact.unsupported", "exclude", "'a'", "'c'")
 
 
 def test_colliding_geoms_are_fine_when_contacts_are_disabled_or_excluded():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from mechgym.physics import OK, State, Windows, advance, build_model
+from mechgym.physics.contact import ContactSet, Scratch
 from mechgym.physics.state import load_generalized
 from mechgym.scene import compile_model
 
@@ -31,12 +32,14 @@ def test_worlds_stepped_together_equal_worlds_stepped_alone():
                       start=np.array([0.0, 0.013, 0.1]), stop=np.array([0.05, 0.2, np.inf]))
     alone = [State(*(a[w:w + 1].copy() for a in together)) for w in range(worlds)]
     status = np.zeros((worlds, 2), dtype=np.int64)
-    advance(engine.bodies, engine.actuators, engine.env, engine.linkage, windows, together, ctrl, 0, 40, 0.007, status)
+    # no contacts in this scene (engine.env.contacts is off): empty contact sets
+    advance(engine.bodies, engine.actuators, engine.env, engine.linkage, engine.geoms, windows, together,
+            ContactSet.empty(worlds, 0, 0), Scratch.empty(0, 0, 0), ctrl, 0, 40, 0.007, status)
     assert (status[:, 1] == OK).all() and (status[:, 0] == 40).all()
     for w in range(worlds):
         mine = Windows(np.zeros(1, dtype=np.int64), windows.body[w:w + 1], windows.wrench[w:w + 1],
                        windows.start[w:w + 1], windows.stop[w:w + 1])
-        advance(engine.bodies, engine.actuators, engine.env, engine.linkage, mine, alone[w], ctrl[w:w + 1], 0, 40,
-                0.007, status[:1])
+        advance(engine.bodies, engine.actuators, engine.env, engine.linkage, engine.geoms, mine, alone[w],
+                ContactSet.empty(1, 0, 0), Scratch.empty(0, 0, 0), ctrl[w:w + 1], 0, 40, 0.007, status[:1])
         for a, b in zip(together, alone[w], strict=True):
             assert np.array_equal(a[w], b[0])

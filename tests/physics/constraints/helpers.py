@@ -10,6 +10,7 @@ from numba import njit
 
 from mechgym.physics import OK, Linkage, Windows, advance
 from mechgym.physics import constraints as rattle
+from mechgym.physics.contact import ContactSet, Geoms, Scratch
 from mechgym.physics.joints import Coordinates
 from mechgym.physics.model import Actuators, Bodies, Environment
 from mechgym.physics.state import State, energy
@@ -38,6 +39,11 @@ NO_COORDINATES = Coordinates(rows=rattle.Rows.empty(), qposadr=_INDEX, dofadr=_I
 NO_WINDOWS = Windows(_INDEX, _INDEX, np.zeros((0, 6)), np.zeros(0), np.zeros(0))
 
 
+def no_contacts(worlds: int = 1) -> tuple[Geoms, ContactSet, Scratch]:
+    """(geoms, contact set, scratch) for ``step.advance`` in scenes without contacts (ENV.contacts is off)."""
+    return Geoms.empty(), ContactSet.empty(worlds, 0, 0), Scratch.empty(0, 0, 0)
+
+
 def with_rows(state: State, rows) -> State:
     """``state``'s body arrays (shared, not copied) with zero warm-start impulses for ``rows``."""
     worlds = state.com.shape[0]
@@ -61,7 +67,7 @@ def sphere(mass: float, radius: float) -> tuple[float, list[float]]:
 
 
 @njit(cache=True)
-def record(bodies, env, linkage, state, h, n, out):
+def record(bodies, env, linkage, state, h, n, out, geoms, contacts, scratch):
     """Run ``n`` RATTLE steps of world 0 (``step.advance``) and write per step: total energy (J), x and v_x of
     body 0, the largest constraint violation (|g| of equality rows, the violated part of one-sided rows) and
     the reported force of row 0. Returns the number of steps completed."""
@@ -71,7 +77,7 @@ def record(bodies, env, linkage, state, h, n, out):
     status = np.zeros((1, 2), dtype=np.int64)
     ctrl = np.zeros((1, 0))
     for k in range(n):
-        advance(bodies, NO_ACTUATORS, env, linkage, NO_WINDOWS, state, ctrl, k, 1, h, status)
+        advance(bodies, NO_ACTUATORS, env, linkage, geoms, NO_WINDOWS, state, contacts, scratch, ctrl, k, 1, h, status)
         if status[0, 1] != OK:
             return k
         residual = 0.0
@@ -95,7 +101,7 @@ def run(bodies, rows, state, h, n, solver=DEFAULT):
     the body arrays of ``state`` are stepped in place."""
     stepped = with_rows(state, rows)
     out = np.zeros((n, 5))
-    done = record(bodies, ENV, Linkage(rows, NO_COORDINATES, solver), stepped, h, n, out)
+    done = record(bodies, ENV, Linkage(rows, NO_COORDINATES, solver), stepped, h, n, out, *no_contacts())
     return done, out, stepped
 
 

@@ -12,7 +12,7 @@ from mechgym.physics import NOT_PROJECTED, OK, Linkage, advance
 from mechgym.physics import constraints as rattle
 from mechgym.physics.state import State
 
-from .helpers import ENV, NO_ACTUATORS, NO_COORDINATES, NO_WINDOWS, rod_pendulum, run, seesaw, with_rows
+from .helpers import ENV, NO_ACTUATORS, NO_COORDINATES, NO_WINDOWS, no_contacts, rod_pendulum, run, seesaw, with_rows
 
 
 def test_advance_steps_every_world_as_if_alone():
@@ -22,7 +22,9 @@ def test_advance_steps_every_world_as_if_alone():
         state.com[world, 0] = (math.sin(angle), 0.0, -math.cos(angle))
     status = np.zeros((2, 2), dtype=np.int64)
     linkage = Linkage(rows, NO_COORDINATES, rattle.Solver())
-    advance(bodies, NO_ACTUATORS, ENV, linkage, NO_WINDOWS, state, np.zeros((2, 0)), 0, 500, 1e-3, status)
+    geoms, contacts, scratch = no_contacts(2)
+    advance(bodies, NO_ACTUATORS, ENV, linkage, geoms, NO_WINDOWS, state, contacts, scratch, np.zeros((2, 0)), 0, 500,
+            1e-3, status)
     assert status.tolist() == [[500, OK], [500, OK]]
     for world, angle in enumerate((0.5, 2.0)):
         _, _, alone = rod_pendulum(angle)
@@ -37,7 +39,9 @@ def test_a_projection_that_does_not_converge_is_reported():
     before = state.copy()
     status = np.zeros((1, 2), dtype=np.int64)
     linkage = Linkage(rows, NO_COORDINATES, rattle.Solver(sweep=rattle.JACOBI, max_sweeps=50))
-    advance(bodies, NO_ACTUATORS, ENV, linkage, NO_WINDOWS, state, np.zeros((1, 0)), 0, 10, 1e-3, status)
+    geoms, contacts, scratch = no_contacts()
+    advance(bodies, NO_ACTUATORS, ENV, linkage, geoms, NO_WINDOWS, state, contacts, scratch, np.zeros((1, 0)), 0, 10,
+            1e-3, status)
     assert status.tolist() == [[0, NOT_PROJECTED]]
     for mine, theirs in zip(state, before, strict=True):
         np.testing.assert_array_equal(mine, theirs)

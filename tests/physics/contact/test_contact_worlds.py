@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from mechgym.physics.contact import MARGIN, ContactSet, prime_contacts
-from mechgym.physics.contact_driver import ContactScene, contact_advance
+from mechgym.physics.contact_driver import ContactScene, advance_worlds
 from mechgym.physics.state import State
 
 from .scenes import GRAVITY, ball_drop
@@ -25,11 +25,7 @@ def test_two_worlds_bounce_independently():
     for world in range(2):
         assert prime_contacts(scene.geoms, bodies, env, state, world, h, scene.work.com0, scene.work.quat0, contacts,
                               scene.scratch, MARGIN) > 0
-    trace = np.zeros((2, n, 1, 9))
-    active = np.zeros((2, n), dtype=np.int64)
-    status = np.zeros((2, 2), dtype=np.int64)
-    contact_advance(bodies, env, scene.geoms, state, 0, n, h, scene.rows, scene.work, contacts, scene.scratch, trace,
-                    active, status)
+    trace, _, status = advance_worlds(scene.engine, state, contacts, scene.scratch, h, n)
     assert status.tolist() == [[n, 0], [n, 0]]
     for world, height in enumerate((1.0, 0.5)):
         assert abs(contacts.event_time[world, 0] - math.sqrt(2.0 * height / GRAVITY)) < 1e-12
