@@ -63,36 +63,37 @@ class MechgymSimulator(Simulator):
 
     # ----------------------------------------------------------------- stepping
     def _advance(self, n: int) -> None:
-        if n == 0:
-            return
         engine = self.engine
         contacts = self._contacts
-        advance(engine.bodies, engine.actuators, engine.env, engine.linkage, engine.geoms, self._window_arrays(),
-                self._state, contacts, self._scratch, self._ctrl, self._step_count, n, self._dt, self._status)
-        # the impacts of the steps done; the kernel records at most EVENTS per call
-        for e in range(min(int(contacts.event_count[0]), EVENTS)):
-            g1, g2 = contacts.event_geom[0, e]
-            self._events.append(Event(float(contacts.event_time[0, e]), self.geom_name(g1), self.geom_name(g2),
-                                      float(contacts.event_speed[0, e])))
-        contacts.event_count[0] = 0
-        done, code = (int(x) for x in self._status[0])
-        if code != OK:
-            # The kernel left the state as the failing step found it.
+        while n > 0:
+            advance(engine.bodies, engine.actuators, engine.env, engine.linkage, engine.geoms, self._window_arrays(),
+                    self._state, contacts, self._scratch, self._ctrl, self._step_count, n, self._dt, self._status)
+            # The kernel stops early (status OK) before its event buffer could overflow: collect and go on.
+            for e in range(int(contacts.event_count[0])):
+                g1, g2 = contacts.event_geom[0, e]
+                self._events.append(Event(float(contacts.event_time[0, e]), self.geom_name(g1), self.geom_name(g2),
+                                          float(contacts.event_speed[0, e])))
+            contacts.event_count[0] = 0
+            done, code = (int(x) for x in self._status[0])
             self._step_count += done
-            if code == NON_FINITE:
-                self._fail("the engine state became non-finite in the next step")
-            if code == NOT_CONVERGED:
-                self._fail(f"the implicit velocity update did not converge in the next step: velocity-dependent "
-                           f"forces are too stiff for dt = {self._dt} s")
-            if code == NOT_PROJECTED:
-                self._fail(f"the constraint projection did not converge in the next step (dt = {self._dt} s): the "
-                           "joints, rods or ropes cannot be satisfied, or are too far violated for the step")
-            if code == TOO_MANY_CONTACTS:
-                self._fail(f"the next step found more than {CONTACTS} contacts or {PAIRS} candidate geom pairs")
-            self._fail(f"the contact solve did not converge in the next step (dt = {self._dt} s)")
-        self._step_count += n
-        end = self._step_count * self._dt
-        self._windows = [w for w in self._windows if w.stop > end]
+            n -= done
+            if code != OK:
+                self._report_failure(code)
+            self._windows = [w for w in self._windows if w.stop > self.time]
+
+    def _report_failure(self, code: int) -> None:
+        """The kernel left the state as the failing step found it; raise ``SimulationError`` naming why."""
+        if code == NON_FINITE:
+            self._fail("the engine state became non-finite in the next step")
+        if code == NOT_CONVERGED:
+            self._fail(f"the implicit velocity update did not converge in the next step: velocity-dependent "
+                       f"forces are too stiff for dt = {self._dt} s")
+        if code == NOT_PROJECTED:
+            self._fail(f"the constraint projection did not converge in the next step (dt = {self._dt} s): the "
+                       "joints, rods or ropes cannot be satisfied, or are too far violated for the step")
+        if code == TOO_MANY_CONTACTS:
+            self._fail(f"the next step found more than {CONTACTS} contacts or {PAIRS} candidate geom pairs")
+        self._fail(f"the contact solve did not converge in the next step (dt = {self._dt} s)")
 
     def _window_arrays(self) -> Windows:
         windows = self._windows

@@ -189,7 +189,8 @@ def advance(bodies, actuators, env, linkage, geoms, windows, state, contacts, co
     ``first_step``; ``ctrl`` (W, U) is held. status[w] = (steps completed, OK | NON_FINITE | NOT_CONVERGED |
     NOT_PROJECTED | TOO_MANY_CONTACTS | CONTACTS_NOT_SOLVED): a world stops at its first failing step and is
     left as that step found it (bodies, hinge turns, warm-start impulses and contact set), so no failed
-    (non-finite or unconverged) state is ever kept.
+    (non-finite or unconverged) state is ever kept. A world also stops early, with status OK and fewer than
+    ``n`` steps completed, when its impact-event buffer (``contacts.event_*``) is nearly full.
 
     With contacts (``env.contacts``; scenes without constraint rows, see support.check_contacts_with_rows)
     ``contacts`` (contact.ContactSet of W worlds) is the per-world contact state carried from step to step
@@ -279,3 +280,8 @@ def advance(bodies, actuators, env, linkage, geoms, windows, state, contacts, co
             if constrained:
                 _keep_impulses(state, world, work, True)
                 update_turns(linkage.coordinates, state, world, state.turns[world], scratch.grad)
+            # A step records at most one impact per contact (``capacity``); stop this world early, status OK,
+            # before the event buffer could overflow, so the caller can collect the events and call again.
+            if contacting and contacts.event_count[world] > contacts.event_time.shape[1] - capacity:
+                status[world, 0] = k + 1
+                break

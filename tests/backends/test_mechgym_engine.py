@@ -248,3 +248,20 @@ def test_too_many_contacts_are_reported_and_the_state_is_kept():
         sim.step(3)
     assert sim.step_count == 0 and np.array_equal(sim.qpos, before[0])
     _contacts_equal(sim.contacts(), before[1])
+
+
+def test_a_long_step_call_keeps_every_impact_even_past_the_event_buffer():
+    """An elastic ball dropped 1 mm bounces every 2 sqrt(2 h / g) s: over 1100 impacts in one step(n) call,
+    more than the kernel's event buffer holds, and every one is reported at its closed-form time."""
+    drop, radius, g = 0.001, 0.05, 9.81
+    xml = (f'<mujoco><custom><numeric name="restitution:ball" data="1"/></custom><worldbody>'
+           f'<geom name="floor" type="plane" size="1 1 0.1"/><body name="ball" pos="0 0 {radius + drop}">'
+           f'<freejoint/><geom name="ball" type="sphere" size="{radius}" mass="0.2"/></body></worldbody></mujoco>')
+    sim = mechgym.load(xml, backend="mechgym", dt=1e-3)
+    duration = 32.0
+    sim.step(round(duration / sim.dt))
+    first, period = math.sqrt(2 * drop / g), 2 * math.sqrt(2 * drop / g)
+    expected = [first + k * period for k in range(int((duration - first) / period) + 1)]
+    assert len(expected) > 1024
+    assert len(sim.events) == len(expected)
+    np.testing.assert_allclose([e.time for e in sim.events], expected, atol=1e-6)
