@@ -193,25 +193,30 @@ def _edge_contact(size1, pos1, mat1, size2, pos2, mat2, i, j, out_pos, out_norma
 
 
 @njit(cache=True)
+def _best_face_axis(size_ref, mat_ref, size_other, mat_other, d, margin):
+    """Largest separation s_i = |n_i . d| - h_i - r_other(n_i) (m) over the face normals n_i of the reference
+    box and its axis index; returns at the first s_i > margin (separated: no contact)."""
+    best, axis = -math.inf, 0
+    for i in range(3):
+        ax = column(mat_ref, i)
+        s = abs(dot(ax, d)) - size_ref[i] - _support_radius(mat_other, size_other, ax)
+        if s > margin:
+            return s, i
+        if s > best:
+            best, axis = s, i
+    return best, axis
+
+
+@njit(cache=True)
 def box_box(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal, out_dist, out_feature):
     """Contacts between two boxes (see the module docstring); needs 8 output rows. Returns the count."""
     d = sub(vec(pos2), vec(pos1))
-    best_a, axis_a = -math.inf, 0
-    for i in range(3):
-        ax = column(mat1, i)
-        s = abs(dot(ax, d)) - size1[i] - _support_radius(mat2, size2, ax)
-        if s > margin:
-            return 0
-        if s > best_a:
-            best_a, axis_a = s, i
-    best_b, axis_b = -math.inf, 0
-    for j in range(3):
-        ax = column(mat2, j)
-        s = abs(dot(ax, d)) - size2[j] - _support_radius(mat1, size1, ax)
-        if s > margin:
-            return 0
-        if s > best_b:
-            best_b, axis_b = s, j
+    best_a, axis_a = _best_face_axis(size1, mat1, size2, mat2, d, margin)
+    if best_a > margin:
+        return 0
+    best_b, axis_b = _best_face_axis(size2, mat2, size1, mat1, d, margin)
+    if best_b > margin:
+        return 0
     best_e, edge_i, edge_j = -math.inf, -1, -1
     for i in range(3):
         for j in range(3):
