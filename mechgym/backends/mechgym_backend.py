@@ -40,8 +40,7 @@ from ..simulator import BodyState, Contact, Event, Simulator
 # Contact set capacity per world: contacts, impacts recorded per ``step(n)`` call, broad-phase pairs.
 CONTACTS, EVENTS, PAIRS = 64, 1024, 1024
 
-_NO_WINDOWS = Windows(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros((0, 6)), np.zeros(0),
-                      np.zeros(0))
+_NO_WINDOWS = Windows.empty()
 
 
 class MechgymSimulator(Simulator):

@@ -28,6 +28,12 @@ class Windows(NamedTuple):
     start: np.ndarray  # (K,)
     stop: np.ndarray  # (K,)
 
+    @staticmethod
+    def empty() -> Windows:
+        """No windows."""
+        index = np.zeros(0, dtype=np.int64)
+        return Windows(index, index, np.zeros((0, 6)), np.zeros(0), np.zeros(0))
+
 
 @njit(cache=True, inline="always")
 def _fluid(bodies, env, state, world, b, wrench):

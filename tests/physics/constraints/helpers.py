@@ -36,7 +36,7 @@ NO_COORDINATES = Coordinates(rows=rattle.Rows.empty(), qposadr=_INDEX, dofadr=_I
                              hinge=np.zeros(0, dtype=np.bool_), damping=np.zeros(0), ball_parent=_INDEX,
                              ball_child=_INDEX, ball_left=np.zeros((0, 4)), ball_right=np.zeros((0, 4)),
                              ball_qposadr=_INDEX, ball_dofadr=_INDEX)
-NO_WINDOWS = Windows(_INDEX, _INDEX, np.zeros((0, 6)), np.zeros(0), np.zeros(0))
+NO_WINDOWS = Windows.empty()
 
 
 def no_contacts(worlds: int = 1) -> tuple[Geoms, ContactSet, Scratch]:

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from mechgym.physics.contact_driver import COM, MOMENTUM, VEL, ContactScene
+from .driver import COM, MOMENTUM, VEL, ContactScene
 
 GRAVITY = 9.81
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mechgym.physics.contact_driver import ContactScene
-
+from .driver import ContactScene
 from .scenes import run, wall_shot
 
 WALL_FACE = 1.0 - 0.0005  # m: the wall's near face (centre 1 m, 1 mm thick)

@@ -6,8 +6,7 @@ import math
 
 import numpy as np
 
-from mechgym.physics.contact_driver import ContactScene
-
+from .driver import ContactScene
 from .scenes import GRAVITY, box_on_floor, downhill, on_slope, run
 
 SLOPE = 20.0  # deg; tan 20 deg = 0.364

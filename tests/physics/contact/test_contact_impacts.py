@@ -9,10 +9,10 @@ import pytest
 
 from mechgym.physics import contact
 from mechgym.physics.constraints import begin_step
-from mechgym.physics.contact_driver import ContactScene
 from mechgym.physics.rotation import rotate_inverse
 from mechgym.physics.step import drift, opening_kick
 
+from .driver import ContactScene
 from .scenes import GRAVITY, ball_drop, box_on_floor, run
 
 HEIGHT, RADIUS, E = 1.0, 0.1, 0.8

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mechgym.physics.contact_driver import ContactScene
 from mechgym.robustness.cube_drop import scene_spec
 
+from .driver import ContactScene
 from .scenes import box_on_floor, run, stack
 
 CUBE_DTS_MS = [0.5, 1, 2, 3, 4, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50]

@@ -7,9 +7,9 @@ import math
 import numpy as np
 
 from mechgym.physics.contact import MARGIN, ContactSet, prime_contacts
-from mechgym.physics.contact_driver import ContactScene, advance_worlds
 from mechgym.physics.state import State
 
+from .driver import ContactScene, advance_worlds
 from .scenes import GRAVITY, ball_drop
 
 

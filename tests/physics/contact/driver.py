@@ -12,13 +12,13 @@ import mujoco
 import numpy as np
 from numba import njit
 
-from ..scene import compile_model
-from .constraints import Rows, Workspace
-from .contact import MARGIN, ContactSet, Geoms, Scratch, prime_contacts, sweep_setup
-from .forces import Windows
-from .model import EngineModel, build_model
-from .state import State, load_generalized
-from .step import OK, advance
+from mechgym.physics.constraints import Rows, Workspace
+from mechgym.physics.contact import MARGIN, ContactSet, Geoms, Scratch, prime_contacts, sweep_setup
+from mechgym.physics.forces import Windows
+from mechgym.physics.model import EngineModel, build_model
+from mechgym.physics.state import State, load_generalized
+from mechgym.physics.step import OK, advance
+from mechgym.scene import compile_model
 
 # Trace columns per body written by ``contact_advance``: COM (m), velocity (m/s), world angular momentum.
 COM, VEL, MOMENTUM = 0, 3, 6
@@ -113,8 +113,6 @@ def advance_worlds(engine: EngineModel, state: State, contacts: ContactSet, scra
     trace = np.zeros((worlds, n, nbody, 9))
     active = np.zeros((worlds, n), dtype=np.int64)
     status = np.zeros((worlds, 2), dtype=np.int64)
-    windows = Windows(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros((0, 6)), np.zeros(0),
-                      np.zeros(0))
-    contact_advance(engine.bodies, engine.actuators, engine.env, engine.linkage, engine.geoms, windows, state, contacts,
-                    scratch, np.zeros((worlds, engine.nu)), first_step, n, h, trace, active, status)
+    contact_advance(engine.bodies, engine.actuators, engine.env, engine.linkage, engine.geoms, Windows.empty(), state,
+                    contacts, scratch, np.zeros((worlds, engine.nu)), first_step, n, h, trace, active, status)
     return trace, active, status
