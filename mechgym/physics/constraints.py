@@ -526,9 +526,22 @@ def project_velocity(rows, bodies, solver, state, world, h, work):
     row (a block solves its rows' impulses together), impulse P along G. One-sided rows take part
     when touching or violated (sense * g <= tolerance) or pushed in this step's SHAKE, and then satisfy
     sense * G v >= 0, sense * P >= 0, (G v) P = 0. The previous step's impulses are the warm start. Returns
-    the sweeps used, or -1 if not converged."""
-    count = rows.kind.size
-    for r in range(count):
+    the sweeps used, or -1 if not converged. (``begin_projection`` then ``projection_sweep`` until it returns
+    no more than ``solver.velocity_tolerance``: solved together with contacts, each sweep is interleaved with a
+    contact sweep.)"""
+    begin_projection(rows, bodies, solver, state, world, work)
+    for sweep in range(solver.max_sweeps):
+        if projection_sweep(rows, bodies, state, world, work) <= solver.velocity_tolerance:
+            return sweep + 1
+    return -1
+
+
+@njit(cache=True)
+def begin_projection(rows, bodies, solver, state, world, work):
+    """Set up the velocity projection at the current poses: each row's gradient G(q_{n+1}) and coupling
+    G W G^T, which rows take part (``work.active``, see ``project_velocity``), and the warm start: the previous
+    step's impulse of each active row applied along its gradient (inactive rows start from zero)."""
+    for r in range(rows.kind.size):
         grad = work.gradient[r]
         value = evaluate_row(rows, r, state, world, grad)
         a, b = rows.body_a[r], rows.body_b[r]
@@ -539,16 +552,19 @@ def project_velocity(rows, bodies, solver, state, world, h, work):
         guess = work.impulse_velocity[r] if work.active[r] else 0.0
         work.impulse_velocity[r] = guess
         apply_impulse(bodies, state, world, a, b, grad, guess)
-    for sweep in range(solver.max_sweeps):
-        worst = 0.0
-        r = 0
-        while r < count:
-            end = block_end(rows, r)
-            worst = _worse(worst, _project_block(rows, bodies, state, world, work, r, end))
-            r = end
-        if worst <= solver.velocity_tolerance:
-            return sweep + 1
-    return -1
+
+
+@njit(cache=True)
+def projection_sweep(rows, bodies, state, world, work):
+    """One Gauss-Seidel sweep of the velocity projection over the blocks (after ``begin_projection``); returns
+    the largest |G v| it met (m/s or rad/s): converged when that is below ``solver.velocity_tolerance``."""
+    worst = 0.0
+    r = 0
+    while r < rows.kind.size:
+        end = block_end(rows, r)
+        worst = _worse(worst, _project_block(rows, bodies, state, world, work, r, end))
+        r = end
+    return worst
 
 
 @njit(cache=True)

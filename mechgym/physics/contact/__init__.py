@@ -1,0 +1,117 @@
+"""Engine III contact solver core: contact rows, impacts, position correction and the velocity-level solve.
+
+Contacts are found after the drift (``find_contacts``) between engine bodies or a body and static geometry,
+from the narrow phase of :mod:`mechgym.physics.collision` (points midway between the surfaces, normals
+from geom1 to geom2, signed distances, feature ids). Each contact c between body a (geom1's body, -1 for
+static geometry) and body b (geom2's) is three RATTLE-style rows in the 12-number gradient format of
+:mod:`mechgym.physics.constraints` ([dg/dx_a, dg/dtheta_a, dg/dx_b, dg/dtheta_b], impulses on v and on
+the world angular momentum L): for the direction d in {n, t1, t2} (normal and two tangents),
+
+    J_d = [-d, -(r_a x d), d, r_b x d],    J_d v = d . (v_b + w_b x r_b - v_a - w_a x r_a),
+
+with r the lever from each body's centre of mass to the contact point (m). The normal row is an inequality
+(impulse P_n >= 0, normal velocity >= 0; impacts: see below); the tangent rows carry Coulomb friction in an exact
+circular cone, |P_t| <= mu P_n, decided per point: the impulse that makes the slip zero is kept when it
+lies in the static cone |P_t| <= mu_s P_n (stick); a point that static friction cannot hold slides: its
+tangential impulse is mu_k P_n opposite the slip (kinetic friction). A contact whose gap exceeds ``TOUCH``
+carries no force; the ``MARGIN`` (0.1 mm) only keeps near contacts in the set so that their feature ids
+persist.
+
+One step of length h (``step.advance`` runs these among its own stages when the scene has contacts):
+
+  opening kick   v += h/2 (g + F/m)                                               (step.opening_kick)
+  warm_start     each contact of the previous step's set applies h/2 of its reaction force F, an
+                 impulse along its rows at their (still valid) start-of-step poses          (this module)
+  begin_step     store c_n, q_n                                              (constraints.begin_step)
+  drift          c += h v_half, q: free-rotor flow                                      (step.drift)
+  find_contacts  broad + narrow phase at the drifted pose; fast bodies swept against static geometry
+                 first (continuous collision); rows, matching with the previous step (feature ids),
+                 impact estimates and the targets of the position and velocity solves      (this module)
+  correct_positions  projection of the poses along the start normals onto the gap targets;
+                 velocities and momenta are left alone                                    (this module)
+  closing kick   v += h/2 (g + F/m)                                                     (step.py)
+  solve_contacts projected Gauss-Seidel on the rows to tolerance (impacts: compression, rebound, final
+                 inelastic stage); reaction forces                                         (this module)
+  settle_impacts after impacts: the resting reactions of the bodies they brought to rest    (this module)
+
+Warm start / rest (seed 000). F_c = (P_open + P_close) / h is the mean reaction over the step of a
+persistent contact (one that touched in the previous step too): the impulse of the opening half plus the
+closing solve's impulse. Applying h/2 F_c in the next opening kick makes contact forces act like explicit
+forces in velocity Verlet: a resting body sees exactly zero net impulse in each half (rest is exact, no
+creep on a slope), and a sliding body gets kinetic friction in both halves (second-order distances).
+An impact's impulse is not a force and is not carried over: after an impact F is the resting reaction of a
+trial solve when the impact brought the bodies to rest, else 0 (``settle_impacts``). At a reset
+``prime_contacts`` gives the contacts of the initial poses their resting reactions. Persistence: same geom
+pair and feature id, or (a clipping label that changed with round-off) the same point within MATCH_RADIUS.
+
+Impacts (seed 000). A contact found penetrating by d = -dist that did not touch in the previous step is an
+impact that happened up to a step ago (unless it approaches no faster than gravity brings a body to rest in
+one step, |g| h: then a resting contact forms, e.g. a new clipping point under a resting box). Free
+flight is quadratic in time with the relative normal acceleration a_n = n . (g_b - g_a) (g for a moving
+body, 0 for static geometry), so the gap a time tau before the end of the step is
+
+    gap(tau) = dist + u_1 tau + a_n tau^2 / 2,
+
+u_1 = u_half - a_n h/2 being the approach speed at the end of the step without contact (u_half = -J_n v_half,
+the drift's approach speed). The impact happened tau = -2 dist / (u_1 + sqrt(u_1^2 - 2 a_n dist)) ago (the
+root of gap(tau) = 0, in the form that is stable for a_n -> 0), with the approach speed u* = u_1 + a_n tau
+(the gravity gained since removed). Had it bounced on time (Newton: normal speed e u* after), it would now
+be at the gap  e u* tau + a_n tau^2/2  moving at  e u* + a_n tau  (both clamped at 0: a body that would
+already be back stays in contact): the gap is the position correction's target, the speed the impact's
+rebound in ``solve_contacts`` (exact for a single point, in Poisson's energy-safe form for several), and the
+event (t_1 - tau, geom1, geom2, u*) is recorded. For ballistic flight the bounce is then exact up to
+round-off (landing times, apex ratios e^2).
+
+Continuous collision. A body whose step moves it (|v_half| + w_max rho) h by more than ``CCD_FRACTION`` of
+the smaller extent of one of its geoms and a static plane or box is swept against that static geometry by
+conservative advancement on ``collision.toi_plane``/``toi_box`` (closed-form lower bounds of the time of
+impact along the linear drift, rotation bounded by w_max = max(1/I) |L|). If it was separated at the start
+of the step and first touches at the fraction s, its contacts with static geometry are taken at the
+separated pose at s (normals, points, features), never from the possibly deep overlap after the drift;
+their gaps are extrapolated to the end of the drift, dist_end = dist_s + (1 - s) h J_n v_half, and the
+position correction then projects the body back along that normal: a 1 mm wall stops a 20 m/s ball.
+
+Arrays (struct of arrays; ``ContactSet`` holds W worlds of C contacts each, contact c of world w at the flat
+index w C + c so that constraints' kernels that read ``rows.body_a[r]`` take the set as it is).
+Units: m, s, kg; impulses N s (rows), forces N (world vectors).
+"""
+
+from .detect import find_contacts, sweep_setup
+from .position import correct_positions
+from .sets import HELD_FLOATS, HELD_INTS, MARGIN, ContactSet, Geoms, Scratch, contact_geoms, keep_contacts
+from .solve import (
+    begin_solve,
+    contact_sweep,
+    end_rebound,
+    finish_solve,
+    prime_contacts,
+    settle_impacts,
+    solve_contacts,
+    start_rebound,
+    update_sliding,
+    warm_start,
+)
+
+__all__ = [
+    "HELD_FLOATS",
+    "HELD_INTS",
+    "MARGIN",
+    "ContactSet",
+    "Geoms",
+    "Scratch",
+    "begin_solve",
+    "contact_geoms",
+    "contact_sweep",
+    "correct_positions",
+    "end_rebound",
+    "find_contacts",
+    "finish_solve",
+    "keep_contacts",
+    "prime_contacts",
+    "settle_impacts",
+    "solve_contacts",
+    "start_rebound",
+    "sweep_setup",
+    "update_sliding",
+    "warm_start",
+]

@@ -1,0 +1,393 @@
+"""Contact detection after the drift: broad and narrow phase, continuous collision of fast bodies against static
+geometry, contact rows, matching with the previous step and impact estimates (see :mod:`mechgym.physics.contact`)."""
+
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+from ..collision import (
+    BOX,
+    PLANE,
+    collide,
+    geom_aabbs,
+    sweep_axis,
+    sweep_pairs,
+    toi_box,
+    toi_plane,
+)
+from ..collision.broad import can_collide
+from ..collision.common import cross
+from ..collision.toi import rotation_radius
+from ..constraints import ANG_A, ANG_B, LIN_A, LIN_B, row_rate
+from ..rotation import free_rotor_drift
+from .sets import (
+    CCD_FRACTION,
+    CCD_ITERATIONS,
+    FILTER_PARENT,
+    MARGIN,
+    MATCH_RADIUS,
+    TOUCH,
+    Geoms,
+    Scratch,
+    body_geoms_at,
+    geom_poses,
+)
+
+
+@njit(cache=True)
+def _tangents(nx, ny, nz):
+    """Two unit tangents (t1, t2) with (n, t1, t2) right-handed, a fixed function of n (so a persistent
+    contact keeps its tangent directions)."""
+    if abs(nx) < 0.57735:
+        ax, ay, az = 1.0, 0.0, 0.0
+    elif abs(ny) < 0.57735:
+        ax, ay, az = 0.0, 1.0, 0.0
+    else:
+        ax, ay, az = 0.0, 0.0, 1.0
+    # t1 = (a x n) / |a x n|, t2 = n x t1
+    tx, ty, tz = ay * nz - az * ny, az * nx - ax * nz, ax * ny - ay * nx
+    s = 1.0 / math.sqrt(tx * tx + ty * ty + tz * tz)
+    tx, ty, tz = tx * s, ty * s, tz * s
+    return tx, ty, tz, ny * tz - nz * ty, nz * tx - nx * tz, nx * ty - ny * tx
+
+
+@njit(cache=True)
+def _write_row(row, d, ra, rb):
+    """row = [-d, -(r_a x d), d, r_b x d] for the direction d and levers r_a, r_b (3-tuples)."""
+    ta, tb = cross(ra, d), cross(rb, d)
+    for i in range(3):
+        row[LIN_A + i] = -d[i]
+        row[ANG_A + i] = -ta[i]
+        row[LIN_B + i] = d[i]
+        row[ANG_B + i] = tb[i]
+
+
+@njit(cache=True)
+def _com_at(state, world, body, com0, sweep, h, i):
+    """Component i of body's COM at the pose where a contact was found: after the drift (sweep < 0) or at
+    the fraction ``sweep`` of the linear drift from c_n (``com0``)."""
+    if sweep < 0.0:
+        return state.com[world, body, i]
+    return com0[body, i] + sweep * h * state.vel[world, body, i]
+
+
+@njit(cache=True)
+def _lever(state, world, body, com0, sweep, h, p):
+    """p - c of the body at the pose where the contact was found; (0, 0, 0) for static geometry."""
+    if body < 0:
+        return 0.0, 0.0, 0.0
+    return (p[0] - _com_at(state, world, body, com0, sweep, h, 0),
+            p[1] - _com_at(state, world, body, com0, sweep, h, 1),
+            p[2] - _com_at(state, world, body, com0, sweep, h, 2))
+
+
+@njit(cache=True)
+def _add_contact(geoms, bodies, state, world, contacts, g1, g2, k, scratch, com0, sweep, h):
+    """Append narrow-phase output k of the pair (g1, g2) to world ``world``'s set: rows with the levers at the
+    pose where it was found (after the drift, or at the fraction ``sweep`` of it for a swept body), and the gap
+    at the end of the drift: dist_end = dist_s + (1 - s) h J_n v_half for a swept contact (the drift is linear
+    in the COM; the rotation term uses the drifted orientation)."""
+    capacity = contacts.prev_geom1.size // contacts.count.size
+    c = contacts.count[world]
+    contacts.count[world] = c + 1
+    if c >= capacity:
+        return
+    i = world * capacity + c
+    a, b = geoms.body[g1], geoms.body[g2]
+    contacts.geom1[i], contacts.geom2[i] = g1, g2
+    contacts.body_a[i], contacts.body_b[i] = a, b
+    contacts.feature[i] = scratch.out_feature[k]
+    p = scratch.out_pos[k]
+    n = (scratch.out_normal[k, 0], scratch.out_normal[k, 1], scratch.out_normal[k, 2])
+    for j in range(3):
+        contacts.point[i, j] = p[j]
+    ra = _lever(state, world, a, com0, sweep, h, p)
+    rb = _lever(state, world, b, com0, sweep, h, p)
+    t = _tangents(n[0], n[1], n[2])
+    _write_row(contacts.rows[i, 0], n, ra, rb)
+    _write_row(contacts.rows[i, 1], (t[0], t[1], t[2]), ra, rb)
+    _write_row(contacts.rows[i, 2], (t[3], t[4], t[5]), ra, rb)
+    dist = scratch.out_dist[k]
+    if sweep >= 0.0:
+        dist += (1.0 - sweep) * h * row_rate(contacts, bodies, state, world, i, contacts.rows[i, 0], scratch.normal)
+    contacts.dist[i] = dist
+    contacts.restitution[i] = max(geoms.restitution[g1], geoms.restitution[g2])
+    contacts.static_friction[i] = max(geoms.static_friction[g1], geoms.static_friction[g2])
+    contacts.friction[i] = max(geoms.friction[g1], geoms.friction[g2])
+
+
+@njit(cache=True)
+def _collide_pair(geoms, scratch, g1, g2, margin):
+    """Narrow phase of geoms g1 < g2 at the poses in ``scratch``; returns the contact count (-1: unsupported)."""
+    return collide(geoms.type[g1], geoms.size[g1], scratch.pos[g1], scratch.mat[g1], geoms.type[g2], geoms.size[g2],
+                   scratch.pos[g2], scratch.mat[g2], margin, scratch.out_pos, scratch.out_normal, scratch.out_dist,
+                   scratch.out_feature)
+
+
+@njit(cache=True)
+def _sweepable(geoms, g, s):
+    """Static geom s can be swept against by geom g: a static plane or box that g may collide with."""
+    return (geoms.body[s] < 0 and (geoms.type[s] == PLANE or geoms.type[s] == BOX)
+            and can_collide(g, s, geoms.weld, geoms.parent, geoms.contype, geoms.conaffinity, FILTER_PARENT))
+
+
+@njit(cache=True)
+def _pose_at(geoms, bodies, state, world, b, s, h, com0, quat0, scratch):
+    """Put body b's geoms (scratch.pos/mat) at the fraction s of this step's drift: c_n + s h v_half and the
+    free-rotor flow of s h from q_n (the drift of step.drift, cut short)."""
+    com = scratch.vectors[0]
+    for i in range(3):
+        com[i] = com0[b, i] + s * h * state.vel[world, b, i]
+        scratch.quat[i] = quat0[b, i]
+    scratch.quat[3] = quat0[b, 3]
+    free_rotor_drift(scratch.quat, bodies.inv_inertia[b], state.momentum[world, b], s * h)
+    body_geoms_at(geoms, b, com, scratch.quat, scratch)
+
+
+@njit(cache=True)
+def _first_touch(geoms, bodies, state, world, b, h, com0, quat0, scratch, margin):
+    """Fraction s in (0, 1] of this step's drift at which body b first comes within ``margin`` of static
+    geometry it moves fast against (see the module docstring), or -1: not fast, touching already at the start,
+    or no touch within the step. Conservative advancement: from the pose at s, the closed-form lower bound
+    tau of the time of impact over the rest of the step (collision.toi_plane / toi_box) moves s to
+    s + (1 - s) tau, until the narrow phase finds the hit geom within the margin."""
+    vel = state.vel[world, b]
+    speed = math.sqrt(vel[0] ** 2 + vel[1] ** 2 + vel[2] ** 2)
+    spin = state.momentum[world, b]
+    # |w| = |R diag(1/I) R^T L| <= max(1/I) |L|, and L is constant during the drift
+    omega = max(bodies.inv_inertia[b, 0], bodies.inv_inertia[b, 1], bodies.inv_inertia[b, 2]) * math.sqrt(
+        spin[0] ** 2 + spin[1] ** 2 + spin[2] ** 2)
+    fast = False
+    for g in range(geoms.type.size):
+        if geoms.body[g] != b:
+            continue
+        lp = geoms.local_pos[g]
+        # a point of the geom moves by at most (|v| + w (|c - x| + rho)) h in the step (rho: toi.rotation_radius)
+        reach = math.sqrt(lp[0] ** 2 + lp[1] ** 2 + lp[2] ** 2) + rotation_radius(geoms.type[g], geoms.size[g])
+        for s in range(geoms.type.size):
+            if _sweepable(geoms, g, s) and h * (speed + omega * reach) > CCD_FRACTION * min(geoms.extent[g],
+                                                                                              geoms.extent[s]):
+                fast = True
+    if not fast:
+        return -1.0
+    s = 0.0
+    for iteration in range(CCD_ITERATIONS):
+        _pose_at(geoms, bodies, state, world, b, s, h, com0, quat0, scratch)
+        first, hit = math.inf, -1
+        for g in range(geoms.type.size):
+            if geoms.body[g] != b:
+                continue
+            lp = geoms.local_pos[g]
+            lever = math.sqrt(lp[0] ** 2 + lp[1] ** 2 + lp[2] ** 2)
+            for t in range(geoms.type.size):
+                if not _sweepable(geoms, g, t) or (iteration > 0 and scratch.touching[t]):
+                    continue
+                if geoms.type[t] == PLANE:
+                    tau = toi_plane(geoms.type[g], geoms.size[g], scratch.pos[g], scratch.mat[g], vel, omega, lever,
+                                    (1.0 - s) * h, scratch.pos[t], scratch.mat[t], scratch.normal)
+                else:
+                    tau = toi_box(geoms.type[g], geoms.size[g], scratch.pos[g], scratch.mat[g], vel, omega, lever,
+                                  (1.0 - s) * h, geoms.size[t], scratch.pos[t], scratch.mat[t], scratch.normal)
+                # static geometry already touched at the start (a floor slid on) is the narrow phase's business
+                if iteration == 0:
+                    scratch.touching[t] = tau == 0.0
+                if tau < first and not (iteration == 0 and tau == 0.0):
+                    first, hit = tau, t
+        if hit < 0 or first == math.inf:
+            return -1.0
+        s += (1.0 - s) * first
+        _pose_at(geoms, bodies, state, world, b, s, h, com0, quat0, scratch)
+        for g in range(geoms.type.size):
+            if geoms.body[g] == b and _sweepable(geoms, g, hit) and _collide_pair(
+                    geoms, scratch, min(g, hit), max(g, hit), margin) > 0:
+                return s
+        if first == 0.0:
+            return -1.0
+    return s
+
+
+@njit(cache=True)
+def _event(contacts, world, first, time, g1, g2, speed):
+    """Record an impact (one per geom pair and step: ``first`` is the step's first event index)."""
+    stored = min(contacts.event_count[world], contacts.event_time.shape[1])
+    for e in range(first, stored):
+        if contacts.event_geom[world, e, 0] == g1 and contacts.event_geom[world, e, 1] == g2:
+            return
+    if stored < contacts.event_time.shape[1]:
+        contacts.event_time[world, stored] = time
+        contacts.event_geom[world, stored, 0] = g1
+        contacts.event_geom[world, stored, 1] = g2
+        contacts.event_speed[world, stored] = speed
+    contacts.event_count[world] += 1
+
+
+@njit(cache=True)
+def _match(contacts, world, scratch):
+    """scratch.match[c] = the predecessor of contact c of world ``world`` in the previous step's set (flat index),
+    or -1, one to one: first the contact of the same geom pair with the same feature id, then, for the rest (a
+    clipping label can change with round-off where edges of the two geoms coincide, as in a stack of equal
+    boxes), the nearest unclaimed one of the pair within MATCH_RADIUS. A predecessor claimed twice would
+    carry its force into the next step twice. Claimed predecessors get prev_geom1 = -1."""
+    capacity = contacts.prev_geom1.size // contacts.count.size
+    base = world * capacity
+    count = min(contacts.count[world], capacity)
+    for c in range(count):
+        i = base + c
+        scratch.match[c] = -1
+        for j in range(base, base + contacts.prev_count[world]):
+            if (contacts.prev_geom1[j] == contacts.geom1[i] and contacts.prev_geom2[j] == contacts.geom2[i]
+                    and contacts.prev_feature[j] == contacts.feature[i]):
+                scratch.match[c] = j
+                contacts.prev_geom1[j] = -1
+                break
+    for c in range(count):
+        i = base + c
+        if scratch.match[c] >= 0:
+            continue
+        best = MATCH_RADIUS * MATCH_RADIUS
+        for j in range(base, base + contacts.prev_count[world]):
+            if contacts.prev_geom1[j] != contacts.geom1[i] or contacts.prev_geom2[j] != contacts.geom2[i]:
+                continue
+            d = 0.0
+            for k in range(3):
+                d += (contacts.prev_point[j, k] - contacts.point[i, k]) ** 2
+            if d < best:
+                scratch.match[c], best = j, d
+        if scratch.match[c] >= 0:
+            contacts.prev_geom1[scratch.match[c]] = -1
+
+
+@njit(cache=True)
+def _classify(bodies, env, state, world, t_end, h, contacts, scratch, settled):
+    """Match each new contact with the previous step's (``_match``), then set its targets:
+    a touching contact that touched before (or any, when ``settled``) rests or slides: gap 0, normal speed 0;
+    a new touching contact that approaches faster than |g| h is an impact (module docstring): impact time,
+    approach speed, rebound targets and an event. ``opened`` gets the warm-start impulse h/2 F that the
+    predecessor applied in the opening kick, and ``sliding`` its friction state."""
+    capacity = contacts.prev_geom1.size // contacts.count.size
+    base = world * capacity
+    first_event = contacts.event_count[world]
+    _match(contacts, world, scratch)
+    for i in range(base, base + min(contacts.count[world], capacity)):
+        persistent = settled
+        contacts.sliding[i] = False
+        for k in range(3):
+            contacts.opened[i, k] = 0.0
+        j = scratch.match[i - base]
+        if j >= 0:
+            persistent = persistent or contacts.prev_active[j]
+            contacts.sliding[i] = contacts.prev_sliding[j]
+            for k in range(3):
+                contacts.opened[i, k] = 0.5 * h * contacts.prev_force[j, k]
+        dist = contacts.dist[i]
+        contacts.active[i] = dist <= TOUCH
+        contacts.impact[i] = contacts.active[i] and not persistent
+        contacts.gap_target[i] = 0.0
+        contacts.rebound[i] = 0.0
+        if not contacts.impact[i]:
+            continue
+        row = contacts.rows[i, 0]
+        # relative normal acceleration of free flight: n . (g_b - g_a), g only on moving bodies
+        a_n = 0.0
+        for k in range(3):
+            if contacts.body_b[i] >= 0:
+                a_n += row[LIN_B + k] * env.gravity[k]
+            if contacts.body_a[i] >= 0:
+                a_n -= row[LIN_B + k] * env.gravity[k]
+        u_half = -row_rate(contacts, bodies, state, world, i, row, scratch.normal)
+        u_end = u_half - 0.5 * h * a_n  # approach speed at the end of the step without contact
+        # gap(tau) = dist + u_end tau + a_n tau^2 / 2 = 0, tau seconds before the end of the step
+        disc = u_end * u_end - 2.0 * a_n * dist
+        tau = 0.0
+        if disc >= 0.0 and u_end + math.sqrt(disc) > 0.0:
+            tau = min(h, max(0.0, -2.0 * dist / (u_end + math.sqrt(disc))))
+        approach = u_end + a_n * tau
+        if approach <= math.sqrt(env.gravity[0] ** 2 + env.gravity[1] ** 2 + env.gravity[2] ** 2) * h:
+            # no faster than gravity brings a body to rest on a support in one step: a resting contact forms
+            contacts.impact[i] = False
+            continue
+        e = contacts.restitution[i]
+        contacts.approach[i] = u_end
+        contacts.rebound[i] = max(0.0, e * approach + a_n * tau)
+        contacts.gap_target[i] = max(0.0, e * approach * tau + 0.5 * a_n * tau * tau)
+        _event(contacts, world, first_event, t_end - tau, contacts.geom1[i], contacts.geom2[i], approach)
+
+
+@njit(cache=True)
+def find_contacts(geoms, bodies, env, state, world, t_end, h, com0, quat0, contacts, scratch, margin, sweep,
+                  settled):
+    """Build world ``world``'s contact set after the drift (the previous set becomes ``prev_*``).
+
+    ``t_end``: time at the end of the step (s); ``com0``/``quat0`` (B, 3)/(B, 4): the start-of-step poses
+    (``constraints.Workspace.com0/quat0`` after ``constraints.begin_step``); ``margin``: MARGIN (m);
+    ``sweep``: continuous collision of fast bodies against static geometry; ``settled``: every touching contact
+    rests (no impacts; used by ``prime_contacts``). Velocities must be the half-step ones (v_half, L_half).
+    Returns the number of contacts found (> C: the set overflowed) or -1 if the broad phase overflowed
+    ``scratch.pairs`` or met an unsupported pair."""
+    capacity = contacts.prev_geom1.size // contacts.count.size
+    base = world * capacity
+    kept = min(contacts.count[world], capacity)
+    for i in range(base, base + kept):
+        contacts.prev_geom1[i] = contacts.geom1[i]
+        contacts.prev_geom2[i] = contacts.geom2[i]
+        contacts.prev_feature[i] = contacts.feature[i]
+        contacts.prev_active[i] = contacts.active[i]
+        contacts.prev_sliding[i] = contacts.sliding[i]
+        for k in range(3):
+            contacts.prev_point[i, k] = contacts.point[i, k]
+        for k in range(3):
+            contacts.prev_force[i, k] = contacts.force[i, k]
+    contacts.prev_count[world] = kept
+    contacts.count[world] = 0
+    geom_poses(geoms, state, world, scratch)
+    for b in range(scratch.sweep_s.size):
+        scratch.sweep_s[b] = -1.0
+        if sweep:
+            scratch.sweep_s[b] = _first_touch(geoms, bodies, state, world, b, h, com0, quat0, scratch, margin)
+            body_geoms_at(geoms, b, state.com[world, b], state.quat[world, b], scratch)
+    geom_aabbs(geoms.type, geoms.size, scratch.pos, scratch.mat, margin, scratch.lo, scratch.hi)
+    pairs = sweep_pairs(scratch.lo, scratch.hi, scratch.axis[0], scratch.order, geoms.weld, geoms.parent,
+                        geoms.contype, geoms.conaffinity, FILTER_PARENT, scratch.pairs)
+    if pairs > scratch.pairs.shape[0]:
+        return -1
+    for p in range(pairs):
+        g1, g2 = scratch.pairs[p, 0], scratch.pairs[p, 1]
+        a, b = geoms.body[g1], geoms.body[g2]
+        # a swept body's contacts with static geometry come from its first-touch pose below
+        if (a < 0 and scratch.sweep_s[b] >= 0.0) or (b < 0 and scratch.sweep_s[a] >= 0.0):
+            continue
+        found = _collide_pair(geoms, scratch, g1, g2, margin)
+        if found < 0:
+            return -1
+        for k in range(found):
+            _add_contact(geoms, bodies, state, world, contacts, g1, g2, k, scratch, com0, -1.0, h)
+    for b in range(scratch.sweep_s.size):
+        s = scratch.sweep_s[b]
+        if s < 0.0:
+            continue
+        _pose_at(geoms, bodies, state, world, b, s, h, com0, quat0, scratch)
+        for g in range(geoms.type.size):
+            if geoms.body[g] != b:
+                continue
+            for t in range(geoms.type.size):
+                if geoms.body[t] >= 0 or not can_collide(g, t, geoms.weld, geoms.parent, geoms.contype,
+                                                         geoms.conaffinity, FILTER_PARENT):
+                    continue
+                g1, g2 = min(g, t), max(g, t)
+                found = _collide_pair(geoms, scratch, g1, g2, margin)
+                if found < 0:
+                    return -1
+                for k in range(found):
+                    _add_contact(geoms, bodies, state, world, contacts, g1, g2, k, scratch, com0, s, h)
+        body_geoms_at(geoms, b, state.com[world, b], state.quat[world, b], scratch)
+    _classify(bodies, env, state, world, t_end, h, contacts, scratch, settled)
+    return contacts.count[world]
+
+
+def sweep_setup(geoms: Geoms, scratch: Scratch, state, world: int = 0) -> None:
+    """Choose the broad phase's sweep axis from the geoms' spread at the current poses (call at load)."""
+    geom_poses(geoms, state, world, scratch)
+    geom_aabbs(geoms.type, geoms.size, scratch.pos, scratch.mat, MARGIN, scratch.lo, scratch.hi)
+    scratch.axis[0] = sweep_axis(scratch.lo, scratch.hi)

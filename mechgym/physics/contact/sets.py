@@ -1,0 +1,263 @@
+"""Contact data: the geoms of a scene, the per-world contact set carried from step to step, the caller-owned
+scratch, geom poses, and the constants shared by the contact stages (see :mod:`mechgym.physics.contact`)."""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import mujoco
+import numpy as np
+from numba import njit
+
+from ...scene import contact_material
+from ..collision import (
+    CAPSULE,
+    CYLINDER,
+    MAX_CONTACTS,
+    PLANE,
+    SPHERE,
+    filter_arrays,
+)
+from ..rotation import mul, rot
+
+MARGIN = 1e-4  # m: contacts closer than this stay in the set (feature ids persist); only touching ones act
+TOUCH = 1e-9  # m: a gap up to this (round-off above 0) counts as touching and may carry force
+VELOCITY_TOLERANCE = 1e-12  # m/s: the velocity solve stops when a sweep changes no contact velocity by more
+POSITION_TOLERANCE = 1e-13  # m: the position correction stops when a sweep moves no gap by more
+MAX_SWEEPS = 100000  # of either solve (a cold stack needs thousands); more: not converged, the solves return -1
+MATCH_RADIUS = 1e-6  # m: a contact whose feature id changed (same point, new clipping label) continues its predecessor
+SATURATED = 1.0 - 1e-9  # a sticking point whose |P_t| reaches this fraction of mu_s P_n is at the static limit
+SLIP = 1e-9  # m/s: a point that slips faster than this after the solve slides
+CCD_FRACTION = 0.25  # continuous collision when a step moves a body by this fraction of an extent
+CCD_ITERATIONS = 64  # conservative advancement steps at most
+FILTER_PARENT = True  # MuJoCo's filterparent default
+
+
+
+class Geoms(NamedTuple):
+    """Per geom (G,) arrays. Geoms of engine bodies are stored relative to the body's principal frame
+    (pos: m from the centre of mass, quat: principal <- geom); static geoms by their world pose."""
+
+    type: np.ndarray  # (G,) int64 mjtGeom
+    size: np.ndarray  # (G, 3) MuJoCo geom_size, m
+    body: np.ndarray  # (G,) int64 engine body, -1 static
+    weld: np.ndarray  # (G,) int64 MuJoCo weld body (0 = world), for the broad-phase filter
+    parent: np.ndarray  # (G,) int64 the weld body's parent weld body
+    contype: np.ndarray  # (G,) int64
+    conaffinity: np.ndarray  # (G,) int64
+    local_pos: np.ndarray  # (G, 3) m
+    local_quat: np.ndarray  # (G, 4)
+    restitution: np.ndarray  # (G,) Newton restitution
+    static_friction: np.ndarray  # (G,) mu_s
+    friction: np.ndarray  # (G,) mu_k (MJCF sliding friction)
+    extent: np.ndarray  # (G,) smallest half extent, m (inf for a plane)
+
+    @staticmethod
+    def empty() -> Geoms:
+        """No geoms (a scene stepped without contacts)."""
+        index, value = np.zeros(0, dtype=np.int64), np.zeros(0)
+        return Geoms(index, np.zeros((0, 3)), index, index, index, index, index, np.zeros((0, 3)), np.zeros((0, 4)),
+                     value, value, value, value)
+
+
+class ContactSet(NamedTuple):
+    """Contacts of W worlds, C per world (flat index w C + c), and the previous step's set for matching.
+    ``count[w]`` may exceed C: the contacts beyond C were found but dropped (grow C)."""
+
+    count: np.ndarray  # (W,) int64
+    geom1: np.ndarray  # (WC,) int64
+    geom2: np.ndarray  # (WC,) int64
+    feature: np.ndarray  # (WC,) int64
+    body_a: np.ndarray  # (WC,) int64 engine body of geom1 (-1 static)
+    body_b: np.ndarray  # (WC,) int64 engine body of geom2 (-1 static)
+    point: np.ndarray  # (WC, 3) world contact point, m
+    dist: np.ndarray  # (WC,) signed gap at the end of the drift, m (before the position correction)
+    rows: np.ndarray  # (WC, 3, 12) gradient rows of n, t1, t2
+    coupling: np.ndarray  # (WC, 3, 3) J W J^T, 1/kg
+    active: np.ndarray  # (WC,) bool: touching (dist <= TOUCH), takes part in the solves
+    impact: np.ndarray  # (WC,) bool: touching now, not in the previous step
+    sliding: np.ndarray  # (WC,) bool: kinetic friction (carried over from the previous step while it slips)
+    gap_target: np.ndarray  # (WC,) m
+    rebound: np.ndarray  # (WC,) an impact's Newton target e u* + a_n tau (>= 0), m/s
+    approach: np.ndarray  # (WC,) an impact's approach speed at the end of the step without contact, u_1, m/s
+    restitution: np.ndarray  # (WC,)
+    static_friction: np.ndarray  # (WC,)
+    friction: np.ndarray  # (WC,)
+    impulse: np.ndarray  # (WC, 3) closing-solve impulses along the rows, N s
+    stage: np.ndarray  # (WC, 3) impulses of the compression and restitution stages of a bounce, N s
+    opened: np.ndarray  # (WC, 3) world impulse the opening kick applied for this contact, N s
+    force: np.ndarray  # (WC, 3) world reaction force on body b (N), the mean over the step; 0 after impacts
+    prev_count: np.ndarray  # (W,) int64
+    prev_geom1: np.ndarray  # (WC,) int64
+    prev_geom2: np.ndarray  # (WC,) int64
+    prev_feature: np.ndarray  # (WC,) int64
+    prev_active: np.ndarray  # (WC,) bool
+    prev_sliding: np.ndarray  # (WC,) bool
+    prev_point: np.ndarray  # (WC, 3) m
+    prev_force: np.ndarray  # (WC, 3) N
+    event_count: np.ndarray  # (W,) int64: impacts recorded (may exceed E: the later ones are not stored)
+    event_time: np.ndarray  # (W, E) s: interpolated instant of the impact
+    event_geom: np.ndarray  # (W, E, 2) int64 geom1, geom2
+    event_speed: np.ndarray  # (W, E) m/s: normal approach speed at that instant
+
+    def copy(self) -> ContactSet:
+        return ContactSet(*(a.copy() for a in self))
+
+    def assign(self, other: ContactSet) -> None:
+        """Overwrite this set's arrays in place with ``other``'s values."""
+        for mine, theirs in zip(self, other, strict=True):
+            mine[...] = theirs
+
+    @staticmethod
+    def empty(worlds: int, capacity: int = 64, events: int = 256) -> ContactSet:
+        n = worlds * capacity
+        index, flag = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.bool_)
+        return ContactSet(np.zeros(worlds, dtype=np.int64), index.copy(), index.copy(), index.copy(), index.copy(),
+                          index.copy(), np.zeros((n, 3)), np.zeros(n), np.zeros((n, 3, 12)), np.zeros((n, 3, 3)),
+                          flag.copy(), flag.copy(), flag.copy(), np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n),
+                          np.zeros(n), np.zeros(n), np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 3)),
+                          np.zeros((n, 3)), np.zeros(worlds, dtype=np.int64),
+                          index.copy(), index.copy(), index.copy(), flag.copy(), flag.copy(), np.zeros((n, 3)),
+                          np.zeros((n, 3)),
+                          np.zeros(worlds, dtype=np.int64), np.zeros((worlds, events)),
+                          np.zeros((worlds, events, 2), dtype=np.int64), np.zeros((worlds, events)))
+
+
+class Scratch(NamedTuple):
+    """Caller-owned per-step scratch (G geoms, B bodies, C contacts per world, P broad-phase pairs)."""
+
+    pos: np.ndarray  # (G, 3) geom centres, m
+    mat: np.ndarray  # (G, 3, 3) geom frames (column j = local axis j)
+    lo: np.ndarray  # (G, 3) AABBs, m
+    hi: np.ndarray  # (G, 3)
+    order: np.ndarray  # (G,) int64 sort-and-sweep order, kept between steps
+    axis: np.ndarray  # (1,) int64 sweep axis
+    pairs: np.ndarray  # (P, 2) int64
+    out_pos: np.ndarray  # (MAX_CONTACTS, 3) narrow-phase output
+    out_normal: np.ndarray  # (MAX_CONTACTS, 3)
+    out_dist: np.ndarray  # (MAX_CONTACTS,)
+    out_feature: np.ndarray  # (MAX_CONTACTS,) int64
+    sweep_s: np.ndarray  # (B,) fraction of the step at the first touch of static geometry, -1: none
+    displacement: np.ndarray  # (B, 6) position correction: dx (m), dtheta (rad)
+    lam: np.ndarray  # (C,) position-correction multipliers
+    match: np.ndarray  # (C,) int64 predecessor of each contact in the previous step's set
+    touching: np.ndarray  # (G,) bool: static geom touched by the swept body at the start of the step
+    quat: np.ndarray  # (4,)
+    normal: np.ndarray  # (3,)
+    vectors: np.ndarray  # (8, 3)
+
+    @staticmethod
+    def empty(geoms: int, bodies: int, capacity: int = 64, pairs: int = 1024) -> Scratch:
+        return Scratch(np.zeros((geoms, 3)), np.zeros((geoms, 3, 3)), np.zeros((geoms, 3)), np.zeros((geoms, 3)),
+                       np.arange(geoms, dtype=np.int64), np.zeros(1, dtype=np.int64),
+                       np.zeros((pairs, 2), dtype=np.int64), np.zeros((MAX_CONTACTS, 3)),
+                       np.zeros((MAX_CONTACTS, 3)), np.zeros(MAX_CONTACTS), np.zeros(MAX_CONTACTS, dtype=np.int64),
+                       np.zeros(bodies), np.zeros((bodies, 6)), np.zeros(capacity),
+                       np.zeros(capacity, dtype=np.int64), np.zeros(geoms, dtype=np.bool_), np.zeros(4), np.zeros(3),
+                       np.zeros((8, 3)))
+
+
+def contact_geoms(model: mujoco.MjModel, body_index: np.ndarray) -> Geoms:
+    """The geoms of a compiled model; ``body_index`` (nbody,) maps MuJoCo bodies to engine bodies (-1 static),
+    as ``EngineModel.body_index``. Materials from ``scene.contact_material``."""
+    weld, parent, contype, conaffinity = filter_arrays(model)
+    data = mujoco.MjData(model)
+    mujoco.mj_kinematics(model, data)
+    count = model.ngeom
+    body = np.array([body_index[w] if w > 0 else -1 for w in weld], dtype=np.int64)
+    local_pos, local_quat = np.zeros((count, 3)), np.zeros((count, 4))
+    extent = np.empty(count)
+    for g in range(count):
+        if body[g] < 0:
+            local_pos[g] = data.geom_xpos[g]
+            mujoco.mju_mat2Quat(local_quat[g], data.geom_xmat[g])
+        else:
+            # geom in the principal frame: R(iquat)^T (geom_pos - ipos), conj(iquat) (x) geom_quat
+            mj_body = model.geom_bodyid[g]
+            conj = np.zeros(4)
+            mujoco.mju_negQuat(conj, model.body_iquat[mj_body])
+            mujoco.mju_rotVecQuat(local_pos[g], model.geom_pos[g] - model.body_ipos[mj_body], conj)
+            mujoco.mju_mulQuat(local_quat[g], conj, model.geom_quat[g])
+        kind, size = model.geom_type[g], model.geom_size[g]
+        extent[g] = (math.inf if kind == PLANE else size[0] if kind in (SPHERE, CAPSULE)
+                     else min(size[0], size[1]) if kind == CYLINDER else size.min())
+    material = contact_material(model)
+    return Geoms(model.geom_type.astype(np.int64), model.geom_size.copy(), body, weld, parent, contype, conaffinity,
+                 local_pos, local_quat, material.restitution, material.static_friction,
+                 model.geom_friction[:, 0].copy(), extent)
+
+
+@njit(cache=True)
+def _geom_pose(geoms, g, cx, cy, cz, qw, qx, qy, qz, pos, mat):
+    """World centre and frame of geom g on a body at (c, q) (static geoms: their stored pose)."""
+    lp, lq = geoms.local_pos[g], geoms.local_quat[g]
+    if geoms.body[g] < 0:
+        gw, gx, gy, gz = lq[0], lq[1], lq[2], lq[3]
+        pos[g, 0], pos[g, 1], pos[g, 2] = lp[0], lp[1], lp[2]
+    else:
+        ox, oy, oz = rot(qw, qx, qy, qz, lp[0], lp[1], lp[2])
+        pos[g, 0], pos[g, 1], pos[g, 2] = cx + ox, cy + oy, cz + oz
+        gw, gx, gy, gz = mul(qw, qx, qy, qz, lq[0], lq[1], lq[2], lq[3])
+    for j in range(3):
+        mat[g, 0, j], mat[g, 1, j], mat[g, 2, j] = rot(gw, gx, gy, gz, 1.0 if j == 0 else 0.0,
+                                                       1.0 if j == 1 else 0.0, 1.0 if j == 2 else 0.0)
+
+
+@njit(cache=True)
+def geom_poses(geoms, state, world, scratch):
+    """scratch.pos/mat of every geom at the current poses of world ``world``."""
+    for g in range(geoms.type.size):
+        b = geoms.body[g]
+        if b < 0:
+            _geom_pose(geoms, g, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, scratch.pos, scratch.mat)
+        else:
+            c, q = state.com[world, b], state.quat[world, b]
+            _geom_pose(geoms, g, c[0], c[1], c[2], q[0], q[1], q[2], q[3], scratch.pos, scratch.mat)
+
+
+@njit(cache=True)
+def body_geoms_at(geoms, b, com, quat, scratch):
+    """scratch.pos/mat of body b's geoms for the body pose (com (3,), quat (4,))."""
+    for g in range(geoms.type.size):
+        if geoms.body[g] == b:
+            _geom_pose(geoms, g, com[0], com[1], com[2], quat[0], quat[1], quat[2], quat[3], scratch.pos,
+                       scratch.mat)
+
+
+# Columns of the (C, HELD_INTS) / (C, HELD_FLOATS) buffers of ``keep_contacts``.
+HELD_INTS, HELD_FLOATS = 7, 42
+
+
+@njit(cache=True)
+def keep_contacts(contacts, world, held, ints, floats, back):
+    """Copy what the next step reads of world ``world``'s set (the contacts with their geoms, bodies, feature
+    ids, points, rows, touching and sliding flags and forces; the contact and event counts) into the buffers
+    ``held`` (2,) int64, ``ints`` (C, HELD_INTS) int64, ``floats`` (C, HELD_FLOATS) (back=False), or restore
+    it from them (back=True): a rejected step leaves the set as it found it."""
+    capacity = contacts.prev_geom1.size // contacts.count.size
+    base = world * capacity
+    if back:
+        contacts.count[world], contacts.event_count[world] = held[0], held[1]
+    else:
+        held[0], held[1] = contacts.count[world], contacts.event_count[world]
+    for c in range(min(held[0], capacity)):
+        i = base + c
+        if back:
+            contacts.geom1[i], contacts.geom2[i], contacts.feature[i] = ints[c, 0], ints[c, 1], ints[c, 2]
+            contacts.body_a[i], contacts.body_b[i] = ints[c, 3], ints[c, 4]
+            contacts.active[i], contacts.sliding[i] = ints[c, 5] != 0, ints[c, 6] != 0
+        else:
+            ints[c, 0], ints[c, 1], ints[c, 2] = contacts.geom1[i], contacts.geom2[i], contacts.feature[i]
+            ints[c, 3], ints[c, 4] = contacts.body_a[i], contacts.body_b[i]
+            ints[c, 5], ints[c, 6] = contacts.active[i], contacts.sliding[i]
+        for k in range(3):
+            if back:
+                contacts.point[i, k], contacts.force[i, k] = floats[c, k], floats[c, 3 + k]
+            else:
+                floats[c, k], floats[c, 3 + k] = contacts.point[i, k], contacts.force[i, k]
+            for j in range(12):
+                if back:
+                    contacts.rows[i, k, j] = floats[c, 6 + 12 * k + j]
+                else:
+                    floats[c, 6 + 12 * k + j] = contacts.rows[i, k, j]

@@ -1,0 +1,325 @@
+"""The velocity-level contact solve: warm start, projected Gauss-Seidel with restitution and Coulomb friction,
+impact stages, reaction forces and resting reactions (see :mod:`mechgym.physics.contact`)."""
+
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+from ..constraints import LIN_B, apply_impulse, coupling, row_rate
+from .detect import find_contacts
+from .sets import MAX_SWEEPS, SATURATED, SLIP, VELOCITY_TOLERANCE
+
+
+@njit(cache=True)
+def warm_start(bodies, state, world, h, contacts):
+    """Opening kick of the contact forces: each contact of the current (previous step's) set applies the
+    impulse h/2 F along its rows (F: its reaction force, N; zero after impacts and for inactive contacts).
+    The rows were built at the end of the previous step, which is this step's start: they are exact here."""
+    capacity = contacts.prev_geom1.size // contacts.count.size
+    base = world * capacity
+    for i in range(base, base + min(contacts.count[world], capacity)):
+        f = contacts.force[i]
+        if f[0] == 0.0 and f[1] == 0.0 and f[2] == 0.0:
+            continue
+        for k in range(3):
+            row = contacts.rows[i, k]
+            apply_impulse(bodies, state, world, contacts.body_a[i], contacts.body_b[i], row, 0.5 * h * _along(f, row))
+
+
+@njit(cache=True)
+def _apply_rows(bodies, state, world, contacts, i, p0, p1, p2):
+    """Impulses p0, p1, p2 (N s) along contact i's normal and tangent rows."""
+    a, b = contacts.body_a[i], contacts.body_b[i]
+    if p0 != 0.0:
+        apply_impulse(bodies, state, world, a, b, contacts.rows[i, 0], p0)
+    if p1 != 0.0:
+        apply_impulse(bodies, state, world, a, b, contacts.rows[i, 1], p1)
+    if p2 != 0.0:
+        apply_impulse(bodies, state, world, a, b, contacts.rows[i, 2], p2)
+
+
+@njit(cache=True)
+def _disc(t1, t2, limit):
+    """Radial projection of the tangential impulse (t1, t2) (N s) onto the disc |t| <= limit."""
+    size = math.sqrt(t1 * t1 + t2 * t2)
+    if size <= limit:
+        return t1, t2
+    return t1 * limit / size, t2 * limit / size
+
+
+@njit(cache=True)
+def _along(v, row):
+    """d . v for the world vector v and the direction d of a contact row (its body-b linear part)."""
+    return v[0] * row[LIN_B] + v[1] * row[LIN_B + 1] + v[2] * row[LIN_B + 2]
+
+
+@njit(cache=True)
+def begin_solve(bodies, state, world, contacts, scratch):
+    """After the closing kick: the couplings K = J W J^T (3 x 3) of the touching contacts at the corrected
+    poses, and the warm start of the closing solve: each persistent contact's normal impulse starts from the
+    normal part of what its predecessor applied in the opening kick (``opened``), applied to the bodies. The
+    tangential impulses start from zero: friction among coplanar points has self-equilibrated splits (a
+    "squeeze" that moves nothing), which the sweeps never remove and which, carried from step to step through
+    F = (P_open + P_close) / h, would accumulate until they saturate the cones (a 5-box stack); from zero
+    they halve every step instead.
+    """
+    capacity = contacts.prev_geom1.size // contacts.count.size
+    base = world * capacity
+    for i in range(base, base + min(contacts.count[world], capacity)):
+        for k in range(3):
+            contacts.impulse[i, k] = 0.0
+        if not contacts.active[i]:
+            continue
+        a, b = contacts.body_a[i], contacts.body_b[i]
+        for j in range(3):
+            for k in range(3):
+                contacts.coupling[i, j, k] = coupling(bodies, state, world, a, b, contacts.rows[i, j],
+                                                      contacts.rows[i, k], scratch.vectors)
+        if contacts.impact[i]:
+            continue
+        p_n = max(0.0, _along(contacts.opened[i], contacts.rows[i, 0]))
+        contacts.impulse[i, 0] = p_n
+        _apply_rows(bodies, state, world, contacts, i, p_n, 0.0, 0.0)
+
+
+@njit(cache=True)
+def contact_sweep(bodies, state, world, contacts, scratch):
+    """One projected Gauss-Seidel sweep over world ``world``'s touching contacts (after ``begin_solve``).
+    Per contact: the normal impulse increment -J_n v / K_nn, accumulated and clamped at 0; then the
+    tangential impulse: a sticking point's stops the slip (within the static cone |P_t| <= mu_s P_n), a sliding
+    point's is kinetic, mu_k P_n against the slip at convergence (see ``update_sliding``). Returns the largest
+    velocity change
+    |dP| K_kk (m/s) it made: interleave it with the constraint rows' sweeps and stop when all are below
+    tolerance (VELOCITY_TOLERANCE)."""
+    capacity = contacts.prev_geom1.size // contacts.count.size
+    base = world * capacity
+    worst = 0.0
+    omega = scratch.normal
+    for i in range(base, base + min(contacts.count[world], capacity)):
+        if not contacts.active[i]:
+            continue
+        k = contacts.coupling[i]
+        p = contacts.impulse[i]
+        rate = row_rate(contacts, bodies, state, world, i, contacts.rows[i, 0], omega)
+        p_n = max(0.0, p[0] - rate / k[0, 0])
+        d_n = p_n - p[0]
+        if d_n != 0.0:
+            _apply_rows(bodies, state, world, contacts, i, d_n, 0.0, 0.0)
+        v1 = row_rate(contacts, bodies, state, world, i, contacts.rows[i, 1], omega)
+        v2 = row_rate(contacts, bodies, state, world, i, contacts.rows[i, 2], omega)
+        # Static: the impulse that stops the slip exactly (the 2 x 2 tangent block solved), if it lies in the
+        # static cone. Otherwise (and for a sliding point, against the kinetic disc) a projected gradient step:
+        # the increment -v_t / k_t, k_t the largest eigenvalue of K_tt, projected radially onto the disc. Both
+        # steps lower the block's quadratic, so the sweeps converge; for a sliding point the step's fixed point
+        # is mu_k p_n opposite the slip (maximal dissipation).
+        limit = contacts.friction[i] * p_n if contacts.sliding[i] else contacts.static_friction[i] * p_n
+        det = k[1, 1] * k[2, 2] - k[1, 2] * k[2, 1]
+        t1 = p[1] - (k[2, 2] * v1 - k[1, 2] * v2) / det
+        t2 = p[2] - (k[1, 1] * v2 - k[2, 1] * v1) / det
+        if contacts.sliding[i] or t1 * t1 + t2 * t2 > limit * limit:
+            k_t = 0.5 * (k[1, 1] + k[2, 2]) + math.sqrt((0.5 * (k[1, 1] - k[2, 2])) ** 2 + k[1, 2] * k[2, 1])
+            t1, t2 = _disc(p[1] - v1 / k_t, p[2] - v2 / k_t, limit)
+        d1, d2 = t1 - p[1], t2 - p[2]
+        _apply_rows(bodies, state, world, contacts, i, 0.0, d1, d2)
+        p[0], p[1], p[2] = p_n, t1, t2
+        worst = max(worst, abs(d_n) * k[0, 0], abs(d1) * k[1, 1], abs(d2) * k[2, 2])
+    return worst
+
+
+@njit(cache=True)
+def _slip(bodies, state, world, contacts, i, omega):
+    """|v_t| (m/s): the speed of the tangential slip at contact i."""
+    v1 = row_rate(contacts, bodies, state, world, i, contacts.rows[i, 1], omega)
+    v2 = row_rate(contacts, bodies, state, world, i, contacts.rows[i, 2], omega)
+    return math.sqrt(v1 * v1 + v2 * v2)
+
+
+@njit(cache=True)
+def update_sliding(bodies, state, world, contacts, scratch):
+    """Per point, static or kinetic friction: after the sweeps have converged, a sticking point whose friction
+    is at the static limit (|P_t| = mu_s P_n) and still slips (faster than SLIP) cannot be held by static
+    friction and slides from now on. (A point at the limit that does not slip is held: among coplanar points
+    the split of the friction is not unique, and the sweeps' split may saturate one point of a body that
+    sticks.) Returns True if any point changed, i.e. the sweeps must go on; the sliding points only grow within
+    a solve, so the decisions cannot cycle."""
+    capacity = contacts.prev_geom1.size // contacts.count.size
+    base = world * capacity
+    changed = False
+    for i in range(base, base + min(contacts.count[world], capacity)):
+        p = contacts.impulse[i]
+        if (contacts.active[i] and not contacts.sliding[i] and p[0] > 0.0
+                and p[1] * p[1] + p[2] * p[2] >= (contacts.static_friction[i] * p[0] * SATURATED) ** 2
+                and _slip(bodies, state, world, contacts, i, scratch.normal) > SLIP):
+            contacts.sliding[i] = True
+            changed = True
+    return changed
+
+
+@njit(cache=True)
+def finish_solve(bodies, state, world, h, contacts, scratch):
+    """Reaction forces after the solve: F = (opened + sum_k P_k d_k) / h on body b (world vector, N), the mean
+    over the step, for touching contacts that did not just impact; 0 otherwise (what the next warm start
+    applies). A sliding point whose slip has stopped (below SLIP) sticks again in the next step."""
+    capacity = contacts.prev_geom1.size // contacts.count.size
+    base = world * capacity
+    for i in range(base, base + min(contacts.count[world], capacity)):
+        if contacts.sliding[i] and _slip(bodies, state, world, contacts, i, scratch.normal) <= SLIP:
+            contacts.sliding[i] = False
+        for j in range(3):
+            total = 0.0
+            if contacts.active[i] and not contacts.impact[i]:
+                total = contacts.opened[i, j]
+                for k in range(3):
+                    total += contacts.impulse[i, k] * contacts.rows[i, k, LIN_B + j]
+            contacts.force[i, j] = total / h
+
+
+@njit(cache=True)
+def _converge(bodies, state, world, contacts, scratch):
+    """``contact_sweep`` until no sweep changes a velocity by more than VELOCITY_TOLERANCE and ``update_sliding``
+    finds no new sliding point. Returns the sweeps used, or -1."""
+    for sweep in range(MAX_SWEEPS):
+        if contact_sweep(bodies, state, world, contacts, scratch) <= VELOCITY_TOLERANCE and not update_sliding(
+                bodies, state, world, contacts, scratch):
+            return sweep + 1
+    return -1
+
+
+@njit(cache=True)
+def solve_contacts(bodies, state, world, h, contacts, scratch):
+    """The closing velocity solve of the contacts alone: ``begin_solve``, sweeps to convergence (``_converge``),
+    if impacts rebound ``start_rebound``, sweeps again and ``end_rebound``, then ``finish_solve``. Returns the
+    sweeps used, or -1. To solve contacts together with constraint rows, run the same sequence with each
+    sweep being one constraint sweep plus one ``contact_sweep`` (converged when both are below tolerance
+    and ``update_sliding`` returns False).
+
+    Impacts with a rebound go in three stages (Poisson's form of the Newton targets, which cannot add energy
+    when several points hit at once, where Newton's simultaneous targets can): compression, every impact
+    stopped (target 0) with friction, impulses P_c; restitution, each impact's compression impulse (normal
+    and friction) scaled by r = rebound / u_1 added again (a single point then leaves at exactly its Newton
+    target e u* + a_n tau); a final inelastic solve from zero impulses that only removes what the rebounds
+    would drive into other contacts. Energy: with u the velocity change of P_c, complementarity and friction
+    opposing slip give <v_c, u>_M = J v_c . P_c <= 0, so KE(v_before) = KE(v_c - u) >= KE(v_c) + KE(u) while
+    KE(v_c + r u) <= KE(v_c) + r^2 KE(u), r <= e <= 1 (exact for one point or a common r)."""
+    begin_solve(bodies, state, world, contacts, scratch)
+    first = _converge(bodies, state, world, contacts, scratch)
+    if first < 0 or not start_rebound(bodies, state, world, contacts):
+        finish_solve(bodies, state, world, h, contacts, scratch)
+        return first
+    last = _converge(bodies, state, world, contacts, scratch)
+    end_rebound(world, contacts)
+    finish_solve(bodies, state, world, h, contacts, scratch)
+    return first + last if last >= 0 else -1
+
+
+@njit(cache=True)
+def start_rebound(bodies, state, world, contacts):
+    """After the compression solve has converged: keep its impulses in ``stage``, add each impact's rebound
+    impulse (r = rebound / u_1 times its compression impulse, see ``solve_contacts``) to the bodies and to
+    ``stage``, and restart the accumulated impulses from zero for the final inelastic solve. Returns False
+    (changing nothing but ``stage``) when no impact rebounds: the solve is then complete."""
+    capacity = contacts.prev_geom1.size // contacts.count.size
+    base = world * capacity
+    count = min(contacts.count[world], capacity)
+    bounce = False
+    for i in range(base, base + count):
+        p = contacts.impulse[i]
+        for k in range(3):
+            contacts.stage[i, k] = p[k]
+        if contacts.active[i] and contacts.impact[i] and contacts.rebound[i] > 0.0 and p[0] > 0.0 and (
+                contacts.approach[i] > 0.0):
+            ratio = contacts.rebound[i] / contacts.approach[i]
+            _apply_rows(bodies, state, world, contacts, i, ratio * p[0], ratio * p[1], ratio * p[2])
+            for k in range(3):
+                contacts.stage[i, k] += ratio * p[k]
+            bounce = True
+    if bounce:
+        for i in range(base, base + count):
+            for k in range(3):
+                contacts.impulse[i, k] = 0.0
+    return bounce
+
+
+@njit(cache=True)
+def end_rebound(world, contacts):
+    """After the final inelastic solve: each contact's impulse is the sum of the three stages."""
+    capacity = contacts.prev_geom1.size // contacts.count.size
+    base = world * capacity
+    for i in range(base, base + min(contacts.count[world], capacity)):
+        for k in range(3):
+            contacts.impulse[i, k] += contacts.stage[i, k]
+
+
+@njit(cache=True)
+def _rest_reactions(bodies, env, state, world, h, contacts, scratch):
+    """The reaction forces that hold the touching contacts against the next closing half-kick of gravity:
+    F = 2 P / h from a trial solve of v + h/2 g with every target at rest (friction as decided), velocities
+    and momenta restored afterwards. Returns the trial's sweeps, or -1."""
+    saved = scratch.displacement
+    for b in range(saved.shape[0]):
+        for k in range(3):
+            saved[b, k] = state.vel[world, b, k]
+            saved[b, 3 + k] = state.momentum[world, b, k]
+            state.vel[world, b, k] += 0.5 * h * env.gravity[k]
+    sweeps = solve_contacts(bodies, state, world, h, contacts, scratch)
+    capacity = contacts.prev_geom1.size // contacts.count.size
+    for i in range(world * capacity, world * capacity + min(contacts.count[world], capacity)):
+        for j in range(3):
+            total = 0.0
+            if contacts.active[i]:
+                for k in range(3):
+                    total += contacts.impulse[i, k] * contacts.rows[i, k, LIN_B + j]
+            contacts.force[i, j] = 2.0 * total / h
+    for b in range(saved.shape[0]):
+        for k in range(3):
+            state.vel[world, b, k] = saved[b, k]
+            state.momentum[world, b, k] = saved[b, 3 + k]
+    return sweeps
+
+
+@njit(cache=True)
+def _speed(state, world, body):
+    """|v| of a body's centre of mass (0 for static geometry), m/s."""
+    if body < 0:
+        return 0.0
+    v = state.vel[world, body]
+    return math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+
+
+@njit(cache=True)
+def settle_impacts(bodies, env, state, world, h, contacts, scratch):
+    """After ``solve_contacts`` in a step with impacts: an impact's impulse is no force to carry into the next
+    opening kick, but a body that an impact brought to rest (e = 0) needs its support there, or it falls
+    h^2 g / 2 and lands again. The impacts that bounce off (rebound > 0) leave the set's touching
+    contacts; the others rest from now on. If every body that stays in contact after an impact is left slower
+    than gravity makes it in a step (|v| <= |g| h), every touching contact's force becomes the resting reaction
+    (``_rest_reactions``); a body still moving (a box pivoting on the edge it landed on) carries no impact force
+    instead, since the reaction that would hold it in this pose is no force of its motion. Returns 0 when
+    there was nothing to settle, else the trial's sweeps (or -1)."""
+    capacity = contacts.prev_geom1.size // contacts.count.size
+    limit = math.sqrt(env.gravity[0] ** 2 + env.gravity[1] ** 2 + env.gravity[2] ** 2) * h
+    any_impact, resting = False, True
+    for i in range(world * capacity, world * capacity + min(contacts.count[world], capacity)):
+        if contacts.active[i] and contacts.impact[i]:
+            any_impact = True
+            contacts.impact[i] = False
+            contacts.active[i] = contacts.rebound[i] <= 0.0
+            resting = resting and (not contacts.active[i] or (_speed(state, world, contacts.body_a[i]) <= limit
+                                                              and _speed(state, world, contacts.body_b[i]) <= limit))
+    if not (any_impact and resting):
+        return 0
+    return _rest_reactions(bodies, env, state, world, h, contacts, scratch)
+
+
+@njit(cache=True)
+def prime_contacts(geoms, bodies, env, state, world, h, com0, quat0, contacts, scratch, margin):
+    """At a reset: the contacts of the initial poses, all taken as resting, with their resting reactions
+    (``_rest_reactions``), so that a body placed at rest on a support or a slope stays there from the first
+    step. Returns the trial's sweeps, or -1."""
+    contacts.count[world] = 0
+    if find_contacts(geoms, bodies, env, state, world, 0.0, h, com0, quat0, contacts, scratch, margin, False,
+                     True) < 0:
+        return -1
+    return _rest_reactions(bodies, env, state, world, h, contacts, scratch)
