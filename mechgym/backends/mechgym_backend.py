@@ -1,5 +1,5 @@
 """``backend="mechgym"``: the in-house engine (rigid bodies by velocity Verlet; joints, equalities, rods and
-ropes enforced exactly by RATTLE; contacts, friction and impacts among free bodies and static geometry).
+ropes enforced exactly by RATTLE; contacts, friction and impacts solved together with them).
 
 The scene is compiled by MuJoCo and read into the engine's own arrays (:mod:`mechgym.physics`); features
 the engine does not simulate raise ``SceneError``. The engine keeps one world (W = 1) of state in maximal
@@ -29,8 +29,8 @@ from ..physics import (
     advance,
     build_model,
 )
-from ..physics.constraints import DISTANCE, LIN_B
-from ..physics.contact import MARGIN, ContactSet, Scratch, prime_contacts, sweep_setup
+from ..physics.constraints import DISTANCE, LIN_B, Workspace
+from ..physics.contact import MARGIN, ContactSet, Joined, Scratch, prime_contacts, sweep_setup
 from ..physics.joints import state_from_mujoco, store_coordinates, turns_from_qpos
 from ..physics.kinematics import BODY_QUAT, FRAME_SIZE, OFFSET, OMEGA, ORIGIN_VEL, derive_frame, store_generalized
 from ..physics.state import energy
@@ -217,7 +217,8 @@ class MechgymSimulator(Simulator):
         engine = self.engine
         if engine.env.contacts:
             sweep_setup(engine.geoms, self._scratch, self._state)
-            nbody = engine.mj_body.size
-            if prime_contacts(engine.geoms, engine.bodies, engine.env, self._state, 0, self._dt, np.zeros((nbody, 3)),
-                              np.zeros((nbody, 4)), self._contacts, self._scratch, MARGIN) < 0:
+            rows, nbody = engine.linkage.rows.kind.size, engine.mj_body.size
+            if prime_contacts(engine.geoms, engine.linkage, engine.bodies, engine.env, self._state, 0, self._dt,
+                              self._contacts, self._scratch, Workspace.empty(nbody, rows),
+                              Joined.empty(CONTACTS, rows, nbody), np.zeros(rows), MARGIN) < 0:
                 self._fail("the resting contact forces of the initial state did not converge")

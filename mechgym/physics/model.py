@@ -21,7 +21,7 @@ from .actuators import JOINT_AXES, PARENT_AXES, SITE_AXES
 from .constraints import Solver
 from .contact import Geoms, contact_geoms
 from .joints import Coordinates, Linkage, build_constraints
-from .support import check_contacts_with_rows, check_supported, colliding_pairs
+from .support import check_supported, colliding_pairs
 
 _DISABLE = mujoco.mjtDisableBit
 
@@ -112,7 +112,6 @@ def build_model(model: mujoco.MjModel) -> EngineModel:
     body_index = np.full(model.nbody, -1, dtype=np.int64)
     body_index[mj_body] = np.arange(mj_body.size)
     constraints = build_constraints(model, body_index)
-    check_contacts_with_rows(model, constraints.rows.kind.size)
     free_joints = np.flatnonzero(model.jnt_type == int(mujoco.mjtJoint.mjJNT_FREE))
     free = body_index[model.jnt_bodyid[free_joints]]
     qposadr = model.jnt_qposadr[free_joints].astype(np.int64)
@@ -146,6 +145,9 @@ def build_model(model: mujoco.MjModel) -> EngineModel:
     static = body_index < 0
     static_potential = -float(model.body_mass[static] @ (data.xipos[static] @ gravity))
     geoms = contact_geoms(model, body_index) if contacts else Geoms.empty()
+    if model.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_FILTERPARENT:
+        # no parent weld body: MuJoCo's parent-child filter (collision.broad.can_collide) never applies
+        geoms = geoms._replace(parent=np.full_like(geoms.parent, -1))
     return EngineModel(bodies, actuators, env, linkage, geoms, constraints.owner, mj_body,
                        body_index, free, qposadr, dofadr, data.xpos.copy(), data.xquat.copy(), static_potential,
                        model.nq, model.nv, model.nu)

@@ -11,9 +11,14 @@ One step of length h from t_k = k h (k = the global step index, so time is never
   project        impulses along G(x_{k+1}) until G(x_{k+1}) v' = 0              (constraints.project_velocity)
 
 The constraint stages run only when the scene has rows (joints, equalities, rods, ropes); without rows the
-step is Engine I's velocity Verlet unchanged. When geoms can collide (scenes of free bodies and static
-geometry) the contact stages of :mod:`mechgym.physics.contact` run too: warm_start after the opening kick,
-find_contacts and correct_positions after the drift, solve_contacts and settle_impacts after the closing kick.
+step is Engine I's velocity Verlet unchanged. When geoms can collide the contact stages of
+:mod:`mechgym.physics.contact` run too: warm_start after the opening kick; find_contacts (at the poses SHAKE
+left) and correct_positions after the drift; solve_contacts and settle_impacts after the closing kick. With
+rows too, contacts and constraints are coupled at both levels: the position correction moves the poses along
+the contact normals and the rows' gradients together, so that it removes penetration without breaking a
+joint (``contact.correct_positions``), and after the velocity projection of the rows the contact solve sweeps
+the contacts and the rows' blocks in turn until both are converged: one velocity-level solve
+(``contact.solve_contacts``).
 
 F, T: smooth (fluid, damping, actuator) wrenches about the COM; J: exact impulses of the applied force
 windows over the half-step each kick serves; g: gravity. The closing kick is implicit in the velocity
@@ -30,7 +35,10 @@ v' = P u, and F is evaluated at the projected v' (F at the unprojected u would b
 impulse, O(h), and make the step first order). The projection is linear in u at fixed x_{k+1} and warm
 started from the previous iterate's impulses; the iteration stops when u changes by less than TOLERANCE
 of its terms plus the projection's own resolution (``Solver.velocity_tolerance`` on v, and times the sum
-of the principal moments on L), below which successive projections cannot agree.
+of the principal moments on L), below which successive projections cannot agree. With contacts the
+contact solve is part of that projection (each iterate's contact impulses solved anew, joined with the
+rows), so that the velocity-dependent forces see the contact impulses of the same step: a servo that
+holds a load through friction keeps it at rest instead of letting it creep.
 
 Performance: a compiled call that receives the model's named tuples of arrays pays reference counting
 per array (~15 ns each, ~0.4 us per call for Engine I's tuples), and so does every array slice, so the
@@ -48,12 +56,14 @@ from numba import njit
 
 from .constraints import begin_step, new_workspace, project_velocity, shake
 from .contact import (
+    CONTACT_VELOCITY_TOLERANCE,
     HELD_FLOATS,
     HELD_INTS,
     MARGIN,
     correct_positions,
     find_contacts,
     keep_contacts,
+    new_joined,
     settle_impacts,
     solve_contacts,
     warm_start,
@@ -97,15 +107,19 @@ def drift(bodies, state, world, h):
 
 @njit(cache=True, inline="always")
 def closing_kick(bodies, actuators, env, linkage, constrained, state, world, ctrl, half, h, impulse, start, previous,
-                 frames, scratch, work, wrench):
+                 frames, scratch, work, wrench, contacts, contact_scratch, joined):
     """Solve v' = v + half (g + F(v')/m) + J/m (and L' likewise) by fixed-point iteration, each iterate
-    projected onto G(x_{k+1}) v' = 0 when the scene has rows (see the module docstring).
+    projected onto G(x_{k+1}) v' = 0 when the scene has rows and solved with the contacts when it has contacts
+    (``contact.solve_contacts``, joined with the rows), so that F is evaluated at velocities that honour both:
+    a servo that holds a load through a contact sees the load in the same step (see the module docstring).
 
     On entry ``wrench`` holds the opening kick's F_k: the first iterate v + half (g + F_k/m) + J/m is
     v_k + h a_k (up to the windows), off by O(h^2) instead of the O(h) of starting from v, which saves an
     iteration. ``start`` (B, 6) is scratch for the half-step (v, L), ``previous`` (B, 6) for the last
-    unprojected iterate; ``constrained``: the scene has rows. Returns OK, NOT_CONVERGED or NOT_PROJECTED."""
-    slack = linkage.solver.velocity_tolerance if constrained else 0.0
+    unprojected iterate; ``constrained``: the scene has rows. Returns OK, NOT_CONVERGED, NOT_PROJECTED or
+    CONTACTS_NOT_SOLVED."""
+    slack = max(linkage.solver.velocity_tolerance if constrained else 0.0,
+                CONTACT_VELOCITY_TOLERANCE if env.contacts else 0.0)
     for b in range(start.shape[0]):
         for i in range(3):
             start[b, i] = state.vel[world, b, i]
@@ -133,6 +147,9 @@ def closing_kick(bodies, actuators, env, linkage, constrained, state, world, ctr
                 state.momentum[world, b, i] = new
         if constrained and project_velocity(linkage.rows, bodies, linkage.solver, state, world, h, work) < 0:
             return NOT_PROJECTED
+        if env.contacts and solve_contacts(linkage, bodies, state, world, h, contacts, contact_scratch, work,
+                                           joined) < 0:
+            return CONTACTS_NOT_SOLVED
         if converged:
             return OK
     return NOT_CONVERGED
@@ -192,11 +209,9 @@ def advance(bodies, actuators, env, linkage, geoms, windows, state, contacts, co
     (non-finite or unconverged) state is ever kept. A world also stops early, with status OK and fewer than
     ``n`` steps completed, when its impact-event buffer (``contacts.event_*``) is nearly full.
 
-    With contacts (``env.contacts``; scenes without constraint rows, see support.check_contacts_with_rows)
-    ``contacts`` (contact.ContactSet of W worlds) is the per-world contact state carried from step to step
-    and ``contact_scratch`` (contact.Scratch) the broad and narrow phases' work arrays; the stages of
-    ``contact.py`` run around the kick-drift-kick: warm_start after the opening kick, find_contacts and
-    correct_positions after the drift, solve_contacts and settle_impacts after the closing kick."""
+    With contacts (``env.contacts``) ``contacts`` (contact.ContactSet of W worlds) is the per-world contact
+    state carried from step to step and ``contact_scratch`` (contact.Scratch) the broad and narrow phases' work
+    arrays; the stages of :mod:`mechgym.physics.contact` run around the kick-drift-kick (module docstring)."""
     rows, solver = linkage.rows, linkage.solver
     constrained = rows.kind.size > 0
     contacting = env.contacts
@@ -213,6 +228,8 @@ def advance(bodies, actuators, env, linkage, geoms, windows, state, contacts, co
     previous = np.empty((nbody, 6))
     scratch = new_coordinate_scratch(linkage.coordinates.rows.kind.size)
     work = new_workspace(nbody, rows.kind.size)
+    joined = new_joined(capacity, rows.kind.size, nbody)
+    saved_impulses = np.empty(rows.kind.size)
     half = 0.5 * h
     for world in range(state.com.shape[0]):
         status[world, 0] = n
@@ -248,13 +265,14 @@ def advance(bodies, actuators, env, linkage, geoms, windows, state, contacts, co
                                       contact_scratch, MARGIN, True, False)
                 if found < 0 or found > capacity:
                     code = TOO_MANY_CONTACTS
-                elif correct_positions(bodies, state, world, contacts, contact_scratch) < 0:
+                elif correct_positions(linkage, bodies, state, world, contacts, contact_scratch, work, joined) < 0:
                     code = CONTACTS_NOT_SOLVED
             if code == OK:
                 window_impulse(windows, world, t_mid, t1, impulse)
                 if env.implicit:
                     code = closing_kick(bodies, actuators, env, linkage, constrained, state, world, ctrl[world], half,
-                                        h, impulse, start, previous, frames, scratch, work, wrench)
+                                        h, impulse, start, previous, frames, scratch, work, wrench, contacts,
+                                        contact_scratch, joined)
                 else:
                     if env.smooth:
                         smooth_wrench(bodies, actuators, env, state, world, ctrl[world], frames, wrench)
@@ -264,9 +282,11 @@ def advance(bodies, actuators, env, linkage, geoms, windows, state, contacts, co
                     opening_kick(bodies, env, state, world, half, wrench, impulse)
                     if constrained and project_velocity(rows, bodies, solver, state, world, h, work) < 0:
                         code = NOT_PROJECTED
-            if code == OK and contacting and (
-                    solve_contacts(bodies, state, world, h, contacts, contact_scratch) < 0
-                    or settle_impacts(bodies, env, state, world, h, contacts, contact_scratch) < 0):
+                    elif contacting and solve_contacts(linkage, bodies, state, world, h, contacts, contact_scratch,
+                                                       work, joined) < 0:
+                        code = CONTACTS_NOT_SOLVED
+            if code == OK and contacting and settle_impacts(linkage, bodies, env, state, world, h, contacts,
+                                                            contact_scratch, work, joined, saved_impulses) < 0:
                 code = CONTACTS_NOT_SOLVED
             if code == OK and not _finite(state, world):
                 code = NON_FINITE

@@ -11,9 +11,8 @@ raises for joint, equality and tendon combinations it cannot express as rows. Co
   combinations other than those listed above (joints.py);
 - ``body.welded``: a body without a joint under a moving body (composite bodies are not merged);
 - ``body.unsupported``: gravity compensation;
-- ``contact.unsupported``: an explicit ``<pair>``; an ``<exclude>`` in a scene whose geoms can collide; two
-  geoms that can collide (contype/conaffinity, MuJoCo's parent-child filter applied) in a scene with
-  constraint rows (``check_contacts_with_rows``, called by ``model.build_model``);
+- ``contact.unsupported``: an explicit ``<pair>``; an ``<exclude>`` in a scene whose geoms can collide;
+  torsional or rolling friction (a colliding geom with condim 4 or 6);
 - ``contact.unsupported-pair``: two geoms that can collide whose types the narrow phase does not handle
   (``collision.narrow.supported_pair``);
 - ``actuator.unsupported``: activation dynamics, transmissions other than a free, hinge or slide joint or
@@ -219,16 +218,3 @@ def _check_contacts(model: mujoco.MjModel) -> None:
             raise SceneError("contact.unsupported-pair",
                              f"{_geom(model, a)} and {_geom(model, b)} can collide, but contacts between "
                              f"{types[0]} and {types[1]} geoms are not supported")
-
-
-def check_contacts_with_rows(model: mujoco.MjModel, rows: int) -> None:
-    """Refuse a scene that has both constraint rows (``rows`` > 0) and geoms that can collide: contacts are
-    not yet solved together with joints, equalities and tendons."""
-    g1, g2 = colliding_pairs(model)
-    if rows and g1.size:
-        raise SceneError(
-            "contact.unsupported",
-            f"{_geom(model, g1[0])} and {_geom(model, g2[0])} can collide (contype/conaffinity) in a scene with "
-            "joints, equalities or tendons; contacts are solved only among free bodies and static geometry: "
-            "set contype='0' conaffinity='0' or disable contacts",
-        )

@@ -45,41 +45,16 @@ def test_joint_combinations_without_rows():
     refused(xml, "joint.unsupported", "arm", "hinge, hinge")
 
 
-def test_a_parent_and_its_child_never_collide_but_other_jointed_bodies_can():
+def test_a_parent_and_its_child_collide_only_when_the_parent_filter_is_disabled():
+    """MuJoCo's filterparent: the overlapping spheres of a hinged parent and child make no contact, unless the
+    scene disables the filter; a third jointed body is no relative and touches the lower sphere."""
     chain = ('<body name="upper"><joint type="hinge"/><geom name="upper" size="0.1"/>'
              '<body name="lower" pos="0.05 0 0"><joint type="hinge"/><geom name="lower" size="0.1"/></body></body>')
-    assert mechgym.load(scene(chain), backend="mechgym").qpos.shape == (2,)
-    refused(scene(chain, flags='filterparent="disable"'), "contact.unsupported", "upper", "lower")
-    refused(scene(chain + '<body name="other" pos="0.3 0 0"><joint type="slide"/><geom name="other" size="0.2"/>'
-                          '</body>'), "contact.unsupported", "other")
-
-
-def test_the_gripper_waits_for_contacts():
-    refused("gripper", "contact.unsupported", "contype/conaffinity")
-
-
-@pytest.mark.parametrize("attribute, feature", [('stiffness="1"', "stiffness"), ('armature="0.1"', "armature"),
-                                                ('frictionloss="1"', "frictionloss")])
-def test_free_joint_features(attribute, feature):
-    refused(scene(free_body(joint=attribute)), "joint.unsupported", "b_free", feature)
-
-
-def test_a_body_welded_to_a_moving_body():
-    xml = scene(f'<body name="b"><freejoint/><geom size="0.1" {NO_CONTACT}/>'
-                f'<body name="tip" pos="0.2 0 0"><geom size="0.05" {NO_CONTACT}/></body></body>')
-    refused(xml, "body.welded", "tip", "'b'")
-
-
-def test_gravity_compensation():
-    xml = scene(f'<body name="floaty" gravcomp="1"><freejoint/><geom size="0.1" {NO_CONTACT}/></body>')
-    refused(xml, "body.unsupported", "floaty", "gravcomp")
-
-
-def test_free_bodies_that_can_collide_with_the_world_and_each_other_load():
-    xml = scene('<geom name="floor" type="plane" size="1 1 0.1"/>'
-                '<body name="ball" pos="0 0 1"><freejoint/><geom name="ball" size="0.1"/></body>'
-                '<body name="box" pos="1 0 1"><freejoint/><geom name="box" type="box" size="0.1 0.1 0.1"/></body>')
-    assert mechgym.load(xml, backend="mechgym").qpos.shape == (14,)
+    other = '<body name="other" pos="0.22 0 0"><joint type="slide"/><geom name="other" size="0.1"/></body>'
+    for flags, extra, expected in (("", "", set()), ('filterparent="disable"', "", {("upper", "lower")}),
+                                   ("", other, {("lower", "other")})):
+        sim = mechgym.load(scene(chain + extra, flags=flags + ' gravity="disable"'), backend="mechgym")
+        assert {(c.geom1, c.geom2) for c in sim.contacts()} == expected
 
 
 def test_geom_types_the_narrow_phase_does_not_handle():
@@ -87,12 +62,6 @@ def test_geom_types_the_narrow_phase_does_not_handle():
                 '<body name="egg" pos="0 0 1"><freejoint/><geom name="egg" type="ellipsoid" size="0.1 0.1 0.2"/>'
                 '</body>')
     refused(xml, "contact.unsupported-pair", "'floor'", "'egg'", "PLANE", "ELLIPSOID")
-
-
-def test_contacts_in_a_scene_with_joints():
-    xml = scene('<geom name="floor" type="plane" size="1 1 0.1"/>'
-                '<body name="arm" pos="0 0 0.05"><joint type="hinge"/><geom name="arm" size="0.1"/></body>')
-    refused(xml, "contact.unsupported", "'floor'", "'arm'", "joints")
 
 
 def test_geoms_of_two_bodies_that_could_collide_next_to_an_exclusion():

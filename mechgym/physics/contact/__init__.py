@@ -77,8 +77,10 @@ Units: m, s, kg; impulses N s (rows), forces N (world vectors).
 """
 
 from .detect import find_contacts, sweep_setup
+from .joined import Joined, new_joined
 from .position import correct_positions
 from .sets import HELD_FLOATS, HELD_INTS, MARGIN, ContactSet, Geoms, Scratch, contact_geoms, keep_contacts
+from .sets import VELOCITY_TOLERANCE as CONTACT_VELOCITY_TOLERANCE
 from .solve import (
     begin_solve,
     contact_sweep,
@@ -93,10 +95,12 @@ from .solve import (
 )
 
 __all__ = [
+    "CONTACT_VELOCITY_TOLERANCE",
     "HELD_FLOATS",
     "HELD_INTS",
     "MARGIN",
     "ContactSet",
+    "Joined",
     "Geoms",
     "Scratch",
     "begin_solve",
@@ -107,6 +111,7 @@ __all__ = [
     "find_contacts",
     "finish_solve",
     "keep_contacts",
+    "new_joined",
     "prime_contacts",
     "settle_impacts",
     "solve_contacts",

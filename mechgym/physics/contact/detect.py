@@ -288,16 +288,7 @@ def _classify(bodies, env, state, world, t_end, h, contacts, scratch, settled):
         contacts.rebound[i] = 0.0
         if not contacts.impact[i]:
             continue
-        row = contacts.rows[i, 0]
-        # relative normal acceleration of free flight: n . (g_b - g_a), g only on moving bodies
-        a_n = 0.0
-        for k in range(3):
-            if contacts.body_b[i] >= 0:
-                a_n += row[LIN_B + k] * env.gravity[k]
-            if contacts.body_a[i] >= 0:
-                a_n -= row[LIN_B + k] * env.gravity[k]
-        u_half = -row_rate(contacts, bodies, state, world, i, row, scratch.normal)
-        u_end = u_half - 0.5 * h * a_n  # approach speed at the end of the step without contact
+        a_n, u_end = _free_approach(bodies, env, state, world, h, contacts, i, scratch)
         # gap(tau) = dist + u_end tau + a_n tau^2 / 2 = 0, tau seconds before the end of the step
         disc = u_end * u_end - 2.0 * a_n * dist
         tau = 0.0
@@ -313,6 +304,55 @@ def _classify(bodies, env, state, world, t_end, h, contacts, scratch, settled):
         contacts.rebound[i] = max(0.0, e * approach + a_n * tau)
         contacts.gap_target[i] = max(0.0, e * approach * tau + 0.5 * a_n * tau * tau)
         _event(contacts, world, first_event, t_end - tau, contacts.geom1[i], contacts.geom2[i], approach)
+    _join_closing_contacts(bodies, env, state, world, t_end, h, contacts, scratch, first_event)
+
+
+@njit(cache=True)
+def _free_approach(bodies, env, state, world, h, contacts, i, scratch):
+    """(a_n, u_end) of contact i: the relative normal acceleration of free flight n . (g_b - g_a) (g only on
+    moving bodies, m/s^2) and the approach speed at the end of the step without contact, u_end = u_half - a_n h/2
+    (u_half = -J_n v_half, m/s)."""
+    row = contacts.rows[i, 0]
+    a_n = 0.0
+    for k in range(3):
+        if contacts.body_b[i] >= 0:
+            a_n += row[LIN_B + k] * env.gravity[k]
+        if contacts.body_a[i] >= 0:
+            a_n -= row[LIN_B + k] * env.gravity[k]
+    return a_n, -row_rate(contacts, bodies, state, world, i, row, scratch.normal) - 0.5 * h * a_n
+
+
+@njit(cache=True)
+def _join_closing_contacts(bodies, env, state, world, t_end, h, contacts, scratch, first_event):
+    """Nearly simultaneous impacts: a contact that does not touch yet (dist > TOUCH) on a body that has an impact
+    in this step, and whose gap closes within the next step at its approach speed (dist < u_end h), hits while
+    the impact's impulse is still being shared out (a plate landing flat, one corner a hair ahead of the other:
+    solved one corner at a time, the first corner's rebound spins the plate and slams the other corner in
+    faster, and each bounce pumps the spin). It joins the impact now, with the rebound target e u_end and the
+    gap target 0, and its event is recorded at the instant it would touch, t_end + dist / u_end."""
+    capacity = contacts.prev_geom1.size // contacts.count.size
+    base = world * capacity
+    count = min(contacts.count[world], capacity)
+    for i in range(base, base + count):
+        if contacts.active[i]:
+            continue
+        a, b = contacts.body_a[i], contacts.body_b[i]
+        hit = False
+        for j in range(base, base + count):
+            if contacts.impact[j] and ((a >= 0 and (contacts.body_a[j] == a or contacts.body_b[j] == a))
+                                       or (b >= 0 and (contacts.body_a[j] == b or contacts.body_b[j] == b))):
+                hit = True
+        if not hit:
+            continue
+        _, u_end = _free_approach(bodies, env, state, world, h, contacts, i, scratch)
+        if not contacts.dist[i] < u_end * h:
+            continue
+        contacts.active[i] = True
+        contacts.impact[i] = True
+        contacts.approach[i] = u_end
+        contacts.rebound[i] = contacts.restitution[i] * u_end
+        _event(contacts, world, first_event, t_end + contacts.dist[i] / u_end, contacts.geom1[i], contacts.geom2[i],
+               u_end)
 
 
 @njit(cache=True)

@@ -7,9 +7,16 @@ import math
 
 from numba import njit
 
-from ..constraints import LIN_A, LIN_B, coupling
+from ..constraints import EQUALITY, LIN_A, LIN_B, coupling, evaluate_row
 from ..rotation import mul, normalize, rot
+from .joined import factor_rows, join_rows, solve_factored
 from .sets import MAX_SWEEPS, POSITION_TOLERANCE
+
+# A squeeze (a thin card between two pads on joints) makes the contacts nearly dependent, and the sweeps then
+# gain little per sweep near the solution; after SLOW_SWEEPS sweeps a correction whose gaps are all within
+# SLOW_GAP (m) of complementarity is taken as converged (far below TOUCH, so no contact changes its state).
+SLOW_SWEEPS = 1000
+SLOW_GAP = 1e-11
 
 
 @njit(cache=True)
@@ -40,12 +47,23 @@ def _shift(bodies, state, world, displacement, body, row, column, amount):
 
 
 @njit(cache=True)
-def correct_positions(bodies, state, world, contacts, scratch):
-    """Remove penetration without touching velocities or momenta: find the pose changes (dx, dtheta) = W J_n^T
-    lambda, lambda >= 0, that bring every touching contact's linearised gap  dist + J_n (dx, dtheta)  up to its
-    target (0, or an impact's rebound gap), by projected Gauss-Seidel on the normals found after the drift (or
-    at a swept body's first-touch pose), then move the centres by dx and turn the frames by dtheta
-    (q <- exp(dtheta) q, world frame). Returns the sweeps used, or -1 if not converged."""
+def correct_positions(linkage, bodies, state, world, contacts, scratch, work, joined):
+    """Remove penetration without touching velocities or momenta: find the pose changes (dx, dtheta) = W J^T
+    lambda that bring every touching contact's linearised gap  dist + J_n (dx, dtheta)  up to its target (0,
+    or an impact's rebound gap; lambda_n >= 0) by projected Gauss-Seidel on the normals found after the drift
+    (or at a swept body's first-touch pose), then move the centres by dx and turn the frames by dtheta
+    (q <- exp(dtheta) q, world frame); converged when no sweep moves a gap by more than POSITION_TOLERANCE (or,
+    after SLOW_SWEEPS, every gap is within SLOW_GAP of complementarity). The contacts within the margin that
+    do not touch take part with the target 0: they carry no correction of their own, but no correction may push
+    them into penetration (a plate righted at one corner must not dig the other corner in). Returns the sweeps
+    used, or -1 if not converged.
+
+    With constraint rows (``linkage.rows``, which SHAKE has satisfied) a contact moves its bodies by the joined
+    response (``contact.joined``): W (J^T - G^T A^{-1} y) lambda, which keeps the equality rows satisfied to
+    first order, with the joined coupling k = J W J^T - y^T A^{-1} y; after the move the rows are evaluated
+    again and their second-order error removed by Newton steps on the poses alone, dx = W G^T mu with
+    A mu = -g (``_restore_rows``). One-sided rows (limits, ropes) are left to the next step's SHAKE.
+    ``work.gradient`` and ``joined`` are scratch."""
     capacity = contacts.prev_geom1.size // contacts.count.size
     base = world * capacity
     count = min(contacts.count[world], capacity)
@@ -54,19 +72,29 @@ def correct_positions(bodies, state, world, contacts, scratch):
     needed = False
     for c in range(count):
         i = base + c
-        scratch.lam[c] = 0.0
-        row = contacts.rows[i, 0]
-        contacts.coupling[i, 0, 0] = coupling(bodies, state, world, contacts.body_a[i], contacts.body_b[i], row, row,
-                                              scratch.vectors)
         needed = needed or (contacts.active[i] and contacts.dist[i] < contacts.gap_target[i])
     if not needed:
         return 0
+    rows = linkage.rows
+    constrained = rows.kind.size > 0
+    if constrained:
+        _evaluate_rows(rows, state, world, work.gradient, joined.value)
+        factor_rows(rows, bodies, state, world, work.gradient, joined)
+    for c in range(count):
+        i = base + c
+        scratch.lam[c] = 0.0
+        row = contacts.rows[i, 0]
+        a, b = contacts.body_a[i], contacts.body_b[i]
+        contacts.coupling[i, 0, 0] = coupling(bodies, state, world, a, b, row, row, scratch.vectors)
+        if constrained:
+            join_rows(rows, bodies, state, world, work.gradient, joined, a, b, contacts.rows[i], 1,
+                      contacts.coupling[i], joined.response[c])
     for sweep in range(MAX_SWEEPS):
         worst = 0.0
         for c in range(count):
             i = base + c
             k = contacts.coupling[i, 0, 0]
-            if not contacts.active[i] or not k > 0.0:
+            if not k > 0.0:
                 continue
             a, b, row = contacts.body_a[i], contacts.body_b[i], contacts.rows[i, 0]
             gap = contacts.dist[i] + _displaced(displacement, a, row, LIN_A) + _displaced(displacement, b, row, LIN_B)
@@ -77,12 +105,73 @@ def correct_positions(bodies, state, world, contacts, scratch):
             scratch.lam[c] = new
             _shift(bodies, state, world, displacement, a, row, LIN_A, change)
             _shift(bodies, state, world, displacement, b, row, LIN_B, change)
+            if constrained:
+                for r in range(rows.kind.size):
+                    share = -change * joined.response[c, 0, r]
+                    if share != 0.0 and not joined.dependent[r]:
+                        _shift(bodies, state, world, displacement, rows.body_a[r], work.gradient[r], LIN_A, share)
+                        _shift(bodies, state, world, displacement, rows.body_b[r], work.gradient[r], LIN_B, share)
             worst = max(worst, abs(change) * k)
-        if worst <= POSITION_TOLERANCE:
+        if worst <= POSITION_TOLERANCE or (sweep >= SLOW_SWEEPS and _within(contacts, world, scratch, SLOW_GAP)):
             for body in range(displacement.shape[0]):
                 _move(state, world, body, displacement[body])
+            if constrained and not _restore_rows(linkage, bodies, state, world, work, joined):
+                return -1
             return sweep + 1
     return -1
+
+
+@njit(cache=True)
+def _within(contacts, world, scratch, slack):
+    """Every contact's linearised gap within ``slack`` (m) of complementarity: no gap below its target by more
+    (no penetration left), none that pushes (lambda > 0) above it by more."""
+    capacity = contacts.prev_geom1.size // contacts.count.size
+    base = world * capacity
+    displacement = scratch.displacement
+    for c in range(min(contacts.count[world], capacity)):
+        i = base + c
+        if not contacts.coupling[i, 0, 0] > 0.0:
+            continue
+        a, b, row = contacts.body_a[i], contacts.body_b[i], contacts.rows[i, 0]
+        gap = contacts.dist[i] + _displaced(displacement, a, row, LIN_A) + _displaced(displacement, b, row, LIN_B)
+        if gap < contacts.gap_target[i] - slack or (scratch.lam[c] > 0.0 and gap > contacts.gap_target[i] + slack):
+            return False
+    return True
+
+
+@njit(cache=True)
+def _evaluate_rows(rows, state, world, gradient, value):
+    """value[r] = g_r and gradient[r] = G_r at the current poses; returns the largest |g| of the equality rows."""
+    worst = 0.0
+    for r in range(rows.kind.size):
+        value[r] = evaluate_row(rows, r, state, world, gradient[r])
+        if rows.sense[r] == EQUALITY:
+            worst = max(worst, abs(value[r]))
+    return worst
+
+
+@njit(cache=True)
+def _restore_rows(linkage, bodies, state, world, work, joined):
+    """After the contacts' move: Newton steps on the poses until every equality row is back within
+    ``linkage.solver.tolerance``: g and G at the moved poses, mu = -A^{-1} g (A as factored before the move:
+    the poses moved by the small correction only, so each step still gains many digits), dx = W G^T mu.
+    Returns False if the rows do not settle in ``linkage.solver.max_sweeps`` steps."""
+    rows = linkage.rows
+    step = joined.moved
+    for _ in range(linkage.solver.max_sweeps):
+        if _evaluate_rows(rows, state, world, work.gradient, joined.value) <= linkage.solver.tolerance:
+            return True
+        for r in range(rows.kind.size):
+            joined.value[r] = -joined.value[r]
+        solve_factored(joined, joined.value)
+        step[:] = 0.0
+        for r in range(rows.kind.size):
+            if joined.value[r] != 0.0:
+                _shift(bodies, state, world, step, rows.body_a[r], work.gradient[r], LIN_A, joined.value[r])
+                _shift(bodies, state, world, step, rows.body_b[r], work.gradient[r], LIN_B, joined.value[r])
+        for body in range(step.shape[0]):
+            _move(state, world, body, step[body])
+    return False
 
 
 @njit(cache=True)

@@ -7,9 +7,13 @@ import math
 
 from numba import njit
 
-from ..constraints import LIN_B, apply_impulse, coupling, row_rate
+from ..constraints import LIN_B, apply_impulse, begin_projection, coupling, projection_sweep, row_rate
 from .detect import find_contacts
+from .joined import apply_joined, factor_rows, join_rows
 from .sets import MAX_SWEEPS, SATURATED, SLIP, VELOCITY_TOLERANCE
+
+SLOW_SWEEPS = 1000  # see _converge
+SLOW_VELOCITY = 1e-10  # m/s
 
 
 @njit(cache=True)
@@ -29,15 +33,20 @@ def warm_start(bodies, state, world, h, contacts):
 
 
 @njit(cache=True)
-def _apply_rows(bodies, state, world, contacts, i, p0, p1, p2):
-    """Impulses p0, p1, p2 (N s) along contact i's normal and tangent rows."""
+def _apply_rows(linkage, bodies, state, world, contacts, i, p0, p1, p2, work, joined):
+    """Impulses p0, p1, p2 (N s) along contact i's normal and tangent rows; with constraint rows, the joined
+    response (``contact.joined``): the equality rows' impulses that keep them satisfied go with them, into
+    ``work.impulse_velocity`` (the rows' impulses of the step), or for an impact into ``joined.impact_shares``."""
     a, b = contacts.body_a[i], contacts.body_b[i]
-    if p0 != 0.0:
-        apply_impulse(bodies, state, world, a, b, contacts.rows[i, 0], p0)
-    if p1 != 0.0:
-        apply_impulse(bodies, state, world, a, b, contacts.rows[i, 1], p1)
-    if p2 != 0.0:
-        apply_impulse(bodies, state, world, a, b, contacts.rows[i, 2], p2)
+    c = i % (contacts.prev_geom1.size // contacts.count.size)
+    rows = linkage.rows
+    for k, amount in ((0, p0), (1, p1), (2, p2)):
+        if amount == 0.0:
+            continue
+        apply_impulse(bodies, state, world, a, b, contacts.rows[i, k], amount)
+        if rows.kind.size > 0:
+            apply_joined(rows, bodies, state, world, work.gradient, joined, joined.response[c, k], amount,
+                         joined.impact_shares if contacts.impact[i] else work.impulse_velocity)
 
 
 @njit(cache=True)
@@ -56,17 +65,21 @@ def _along(v, row):
 
 
 @njit(cache=True)
-def begin_solve(bodies, state, world, contacts, scratch):
+def begin_solve(linkage, bodies, state, world, contacts, scratch, work, joined):
     """After the closing kick: the couplings K = J W J^T (3 x 3) of the touching contacts at the corrected
-    poses, and the warm start of the closing solve: each persistent contact's normal impulse starts from the
-    normal part of what its predecessor applied in the opening kick (``opened``), applied to the bodies. The
-    tangential impulses start from zero: friction among coplanar points has self-equilibrated splits (a
-    "squeeze" that moves nothing), which the sweeps never remove and which, carried from step to step through
-    F = (P_open + P_close) / h, would accumulate until they saturate the cones (a 5-box stack); from zero
-    they halve every step instead.
+    poses (with constraint rows the joined couplings, ``contact.joined``, on the rows' gradients that the
+    velocity projection left in ``work``), and the warm start of the closing solve: each persistent contact's
+    normal impulse starts from the normal part of what its predecessor applied in the opening kick (``opened``),
+    applied to the bodies. The tangential impulses start from zero: friction among coplanar points has
+    self-equilibrated splits (a "squeeze" that moves nothing), which the sweeps never remove and which, carried
+    from step to step through F = (P_open + P_close) / h, would accumulate until they saturate the cones (a
+    5-box stack); from zero they halve every step instead.
     """
     capacity = contacts.prev_geom1.size // contacts.count.size
     base = world * capacity
+    rows = linkage.rows
+    if rows.kind.size > 0:
+        factor_rows(rows, bodies, state, world, work.gradient, joined)
     for i in range(base, base + min(contacts.count[world], capacity)):
         for k in range(3):
             contacts.impulse[i, k] = 0.0
@@ -77,22 +90,24 @@ def begin_solve(bodies, state, world, contacts, scratch):
             for k in range(3):
                 contacts.coupling[i, j, k] = coupling(bodies, state, world, a, b, contacts.rows[i, j],
                                                       contacts.rows[i, k], scratch.vectors)
+        if rows.kind.size > 0:
+            join_rows(rows, bodies, state, world, work.gradient, joined, a, b, contacts.rows[i], 3,
+                      contacts.coupling[i], joined.response[i - base])
         if contacts.impact[i]:
             continue
         p_n = max(0.0, _along(contacts.opened[i], contacts.rows[i, 0]))
         contacts.impulse[i, 0] = p_n
-        _apply_rows(bodies, state, world, contacts, i, p_n, 0.0, 0.0)
+        _apply_rows(linkage, bodies, state, world, contacts, i, p_n, 0.0, 0.0, work, joined)
 
 
 @njit(cache=True)
-def contact_sweep(bodies, state, world, contacts, scratch):
+def contact_sweep(linkage, bodies, state, world, contacts, scratch, work, joined):
     """One projected Gauss-Seidel sweep over world ``world``'s touching contacts (after ``begin_solve``).
     Per contact: the normal impulse increment -J_n v / K_nn, accumulated and clamped at 0; then the
     tangential impulse: a sticking point's stops the slip (within the static cone |P_t| <= mu_s P_n), a sliding
-    point's is kinetic, mu_k P_n against the slip at convergence (see ``update_sliding``). Returns the largest
-    velocity change
-    |dP| K_kk (m/s) it made: interleave it with the constraint rows' sweeps and stop when all are below
-    tolerance (VELOCITY_TOLERANCE)."""
+    point's is kinetic, mu_k P_n against the slip at convergence (see ``update_sliding``). Impulses go through
+    ``_apply_rows`` (joined to the equality rows when there are any). Returns the largest velocity change
+    |dP| K_kk (m/s) it made."""
     capacity = contacts.prev_geom1.size // contacts.count.size
     base = world * capacity
     worst = 0.0
@@ -102,30 +117,46 @@ def contact_sweep(bodies, state, world, contacts, scratch):
             continue
         k = contacts.coupling[i]
         p = contacts.impulse[i]
-        rate = row_rate(contacts, bodies, state, world, i, contacts.rows[i, 0], omega)
-        p_n = max(0.0, p[0] - rate / k[0, 0])
+        p_n = p[0]
+        if k[0, 0] > 0.0:  # (0: the joints block the normal, see contact.joined)
+            rate = row_rate(contacts, bodies, state, world, i, contacts.rows[i, 0], omega)
+            p_n = max(0.0, p[0] - rate / k[0, 0])
         d_n = p_n - p[0]
         if d_n != 0.0:
-            _apply_rows(bodies, state, world, contacts, i, d_n, 0.0, 0.0)
+            _apply_rows(linkage, bodies, state, world, contacts, i, d_n, 0.0, 0.0, work, joined)
         v1 = row_rate(contacts, bodies, state, world, i, contacts.rows[i, 1], omega)
         v2 = row_rate(contacts, bodies, state, world, i, contacts.rows[i, 2], omega)
-        # Static: the impulse that stops the slip exactly (the 2 x 2 tangent block solved), if it lies in the
-        # static cone. Otherwise (and for a sliding point, against the kinetic disc) a projected gradient step:
-        # the increment -v_t / k_t, k_t the largest eigenvalue of K_tt, projected radially onto the disc. Both
-        # steps lower the block's quadratic, so the sweeps converge; for a sliding point the step's fixed point
-        # is mu_k p_n opposite the slip (maximal dissipation).
         limit = contacts.friction[i] * p_n if contacts.sliding[i] else contacts.static_friction[i] * p_n
-        det = k[1, 1] * k[2, 2] - k[1, 2] * k[2, 1]
-        t1 = p[1] - (k[2, 2] * v1 - k[1, 2] * v2) / det
-        t2 = p[2] - (k[1, 1] * v2 - k[2, 1] * v1) / det
-        if contacts.sliding[i] or t1 * t1 + t2 * t2 > limit * limit:
-            k_t = 0.5 * (k[1, 1] + k[2, 2]) + math.sqrt((0.5 * (k[1, 1] - k[2, 2])) ** 2 + k[1, 2] * k[2, 1])
-            t1, t2 = _disc(p[1] - v1 / k_t, p[2] - v2 / k_t, limit)
+        t1, t2 = _friction_step(k, p[1], p[2], v1, v2, limit, contacts.sliding[i])
         d1, d2 = t1 - p[1], t2 - p[2]
-        _apply_rows(bodies, state, world, contacts, i, 0.0, d1, d2)
+        _apply_rows(linkage, bodies, state, world, contacts, i, 0.0, d1, d2, work, joined)
         p[0], p[1], p[2] = p_n, t1, t2
         worst = max(worst, abs(d_n) * k[0, 0], abs(d1) * k[1, 1], abs(d2) * k[2, 2])
     return worst
+
+
+@njit(cache=True)
+def _friction_step(k, p1, p2, v1, v2, limit, sliding):
+    """The tangential impulses (N s) after one Gauss-Seidel step of a contact's friction, from (p1, p2) at the
+    slip (v1, v2) (m/s) with the coupling ``k`` (3 x 3) and the disc radius ``limit`` (mu p_n).
+
+    Static: the impulse that stops the slip exactly (the 2 x 2 tangent block solved), if it lies in the disc.
+    Otherwise (and for a sliding point, against the kinetic disc) a projected gradient step: the increment
+    -v_t / k_t, k_t the largest eigenvalue of K_tt, projected radially onto the disc. Both steps lower the
+    block's quadratic, so the sweeps converge; for a sliding point the step's fixed point is mu_k p_n opposite
+    the slip (maximal dissipation). A tangent the joints block (zero coupling, ``contact.joined``) takes no
+    impulse; with one left, both steps are the exact 1-D step -v / k clamped to [-limit, limit]."""
+    if k[1, 1] > 0.0 and k[2, 2] > 0.0:
+        det = k[1, 1] * k[2, 2] - k[1, 2] * k[2, 1]
+        t1 = p1 - (k[2, 2] * v1 - k[1, 2] * v2) / det
+        t2 = p2 - (k[1, 1] * v2 - k[2, 1] * v1) / det
+        if sliding or t1 * t1 + t2 * t2 > limit * limit:
+            k_t = 0.5 * (k[1, 1] + k[2, 2]) + math.sqrt((0.5 * (k[1, 1] - k[2, 2])) ** 2 + k[1, 2] * k[2, 1])
+            t1, t2 = _disc(p1 - v1 / k_t, p2 - v2 / k_t, limit)
+        return t1, t2
+    t1 = p1 - v1 / k[1, 1] if k[1, 1] > 0.0 else 0.0
+    t2 = p2 - v2 / k[2, 2] if k[2, 2] > 0.0 else 0.0
+    return _disc(t1, t2, limit)
 
 
 @njit(cache=True)
@@ -177,23 +208,33 @@ def finish_solve(bodies, state, world, h, contacts, scratch):
 
 
 @njit(cache=True)
-def _converge(bodies, state, world, contacts, scratch):
-    """``contact_sweep`` until no sweep changes a velocity by more than VELOCITY_TOLERANCE and ``update_sliding``
-    finds no new sliding point. Returns the sweeps used, or -1."""
+def _converge(linkage, bodies, state, world, contacts, scratch, work, joined):
+    """Sweeps until none changes a contact velocity by more than VELOCITY_TOLERANCE and ``update_sliding`` finds
+    no new sliding point. With constraint rows each sweep is one ``contact_sweep`` and one
+    ``constraints.projection_sweep`` (block Gauss-Seidel over the contacts and the rows' blocks, on the rows'
+    gradients, couplings and impulses that the velocity projection left in ``work``), and the rows must meet
+    ``linkage.solver.velocity_tolerance`` too: contacts and constraints are one velocity-level solve. Returns
+    the sweeps used, or -1. Nearly dependent contacts (a thin card squeezed between two pads on joints) gain
+    little per sweep near the solution: after SLOW_SWEEPS sweeps, a sweep that changes no velocity by more than
+    SLOW_VELOCITY counts as converged."""
+    rows, solver = linkage.rows, linkage.solver
+    constrained = rows.kind.size > 0
     for sweep in range(MAX_SWEEPS):
-        if contact_sweep(bodies, state, world, contacts, scratch) <= VELOCITY_TOLERANCE and not update_sliding(
-                bodies, state, world, contacts, scratch):
+        worst = contact_sweep(linkage, bodies, state, world, contacts, scratch, work, joined)
+        rows_worst = projection_sweep(rows, bodies, state, world, work) if constrained else 0.0
+        settled = worst <= VELOCITY_TOLERANCE or (sweep >= SLOW_SWEEPS and worst <= SLOW_VELOCITY)
+        if (settled and rows_worst <= solver.velocity_tolerance
+                and not update_sliding(bodies, state, world, contacts, scratch)):
             return sweep + 1
     return -1
 
 
 @njit(cache=True)
-def solve_contacts(bodies, state, world, h, contacts, scratch):
-    """The closing velocity solve of the contacts alone: ``begin_solve``, sweeps to convergence (``_converge``),
-    if impacts rebound ``start_rebound``, sweeps again and ``end_rebound``, then ``finish_solve``. Returns the
-    sweeps used, or -1. To solve contacts together with constraint rows, run the same sequence with each
-    sweep being one constraint sweep plus one ``contact_sweep`` (converged when both are below tolerance
-    and ``update_sliding`` returns False).
+def solve_contacts(linkage, bodies, state, world, h, contacts, scratch, work, joined):
+    """The closing velocity solve of the contacts, together with the constraint rows of ``linkage`` (whose
+    velocity projection has run: ``work`` holds its gradients and impulses, which the solve goes on
+    accumulating): ``begin_solve``, sweeps to convergence (``_converge``), if impacts rebound
+    ``start_rebound``, sweeps again and ``end_rebound``, then ``finish_solve``. Returns the sweeps used, or -1.
 
     Impacts with a rebound go in three stages (Poisson's form of the Newton targets, which cannot add energy
     when several points hit at once, where Newton's simultaneous targets can): compression, every impact
@@ -203,19 +244,19 @@ def solve_contacts(bodies, state, world, h, contacts, scratch):
     would drive into other contacts. Energy: with u the velocity change of P_c, complementarity and friction
     opposing slip give <v_c, u>_M = J v_c . P_c <= 0, so KE(v_before) = KE(v_c - u) >= KE(v_c) + KE(u) while
     KE(v_c + r u) <= KE(v_c) + r^2 KE(u), r <= e <= 1 (exact for one point or a common r)."""
-    begin_solve(bodies, state, world, contacts, scratch)
-    first = _converge(bodies, state, world, contacts, scratch)
-    if first < 0 or not start_rebound(bodies, state, world, contacts):
+    begin_solve(linkage, bodies, state, world, contacts, scratch, work, joined)
+    first = _converge(linkage, bodies, state, world, contacts, scratch, work, joined)
+    if first < 0 or not start_rebound(linkage, bodies, state, world, contacts, work, joined):
         finish_solve(bodies, state, world, h, contacts, scratch)
         return first
-    last = _converge(bodies, state, world, contacts, scratch)
+    last = _converge(linkage, bodies, state, world, contacts, scratch, work, joined)
     end_rebound(world, contacts)
     finish_solve(bodies, state, world, h, contacts, scratch)
     return first + last if last >= 0 else -1
 
 
 @njit(cache=True)
-def start_rebound(bodies, state, world, contacts):
+def start_rebound(linkage, bodies, state, world, contacts, work, joined):
     """After the compression solve has converged: keep its impulses in ``stage``, add each impact's rebound
     impulse (r = rebound / u_1 times its compression impulse, see ``solve_contacts``) to the bodies and to
     ``stage``, and restart the accumulated impulses from zero for the final inelastic solve. Returns False
@@ -231,7 +272,8 @@ def start_rebound(bodies, state, world, contacts):
         if contacts.active[i] and contacts.impact[i] and contacts.rebound[i] > 0.0 and p[0] > 0.0 and (
                 contacts.approach[i] > 0.0):
             ratio = contacts.rebound[i] / contacts.approach[i]
-            _apply_rows(bodies, state, world, contacts, i, ratio * p[0], ratio * p[1], ratio * p[2])
+            _apply_rows(linkage, bodies, state, world, contacts, i, ratio * p[0], ratio * p[1], ratio * p[2], work,
+                        joined)
             for k in range(3):
                 contacts.stage[i, k] += ratio * p[k]
             bounce = True
@@ -253,17 +295,24 @@ def end_rebound(world, contacts):
 
 
 @njit(cache=True)
-def _rest_reactions(bodies, env, state, world, h, contacts, scratch):
+def _rest_reactions(linkage, bodies, env, state, world, h, contacts, scratch, work, joined, held):
     """The reaction forces that hold the touching contacts against the next closing half-kick of gravity:
-    F = 2 P / h from a trial solve of v + h/2 g with every target at rest (friction as decided), velocities
-    and momenta restored afterwards. Returns the trial's sweeps, or -1."""
+    F = 2 P / h from a trial solve of v + h/2 g with every target at rest (friction as decided), together with
+    the constraint rows (projected from zero impulses at the current poses); velocities, momenta and the rows'
+    velocity impulses (kept in ``held`` (R,)) restored afterwards. Returns the trial's sweeps, or -1."""
     saved = scratch.displacement
     for b in range(saved.shape[0]):
         for k in range(3):
             saved[b, k] = state.vel[world, b, k]
             saved[b, 3 + k] = state.momentum[world, b, k]
             state.vel[world, b, k] += 0.5 * h * env.gravity[k]
-    sweeps = solve_contacts(bodies, state, world, h, contacts, scratch)
+    rows = linkage.rows
+    for r in range(rows.kind.size):
+        held[r] = work.impulse_velocity[r]
+        work.impulse_velocity[r] = 0.0
+    if rows.kind.size > 0:
+        begin_projection(rows, bodies, linkage.solver, state, world, work)
+    sweeps = solve_contacts(linkage, bodies, state, world, h, contacts, scratch, work, joined)
     capacity = contacts.prev_geom1.size // contacts.count.size
     for i in range(world * capacity, world * capacity + min(contacts.count[world], capacity)):
         for j in range(3):
@@ -276,6 +325,8 @@ def _rest_reactions(bodies, env, state, world, h, contacts, scratch):
         for k in range(3):
             state.vel[world, b, k] = saved[b, k]
             state.momentum[world, b, k] = saved[b, 3 + k]
+    for r in range(rows.kind.size):
+        work.impulse_velocity[r] = held[r]
     return sweeps
 
 
@@ -289,7 +340,7 @@ def _speed(state, world, body):
 
 
 @njit(cache=True)
-def settle_impacts(bodies, env, state, world, h, contacts, scratch):
+def settle_impacts(linkage, bodies, env, state, world, h, contacts, scratch, work, joined, held):
     """After ``solve_contacts`` in a step with impacts: an impact's impulse is no force to carry into the next
     opening kick, but a body that an impact brought to rest (e = 0) needs its support there, or it falls
     h^2 g / 2 and lands again. The impacts that bounce off (rebound > 0) leave the set's touching
@@ -310,16 +361,17 @@ def settle_impacts(bodies, env, state, world, h, contacts, scratch):
                                                               and _speed(state, world, contacts.body_b[i]) <= limit))
     if not (any_impact and resting):
         return 0
-    return _rest_reactions(bodies, env, state, world, h, contacts, scratch)
+    return _rest_reactions(linkage, bodies, env, state, world, h, contacts, scratch, work, joined, held)
 
 
 @njit(cache=True)
-def prime_contacts(geoms, bodies, env, state, world, h, com0, quat0, contacts, scratch, margin):
+def prime_contacts(geoms, linkage, bodies, env, state, world, h, contacts, scratch, work, joined, held, margin):
     """At a reset: the contacts of the initial poses, all taken as resting, with their resting reactions
-    (``_rest_reactions``), so that a body placed at rest on a support or a slope stays there from the first
-    step. Returns the trial's sweeps, or -1."""
+    (``_rest_reactions``, constraint rows included), so that a body placed at rest on a support or a slope
+    stays there from the first step. ``work``: a constraints.Workspace (its start poses are scratch here);
+    ``joined`` (contact.Joined) and ``held`` (R,): scratch. Returns the trial's sweeps, or -1."""
     contacts.count[world] = 0
-    if find_contacts(geoms, bodies, env, state, world, 0.0, h, com0, quat0, contacts, scratch, margin, False,
-                     True) < 0:
+    if find_contacts(geoms, bodies, env, state, world, 0.0, h, work.com0, work.quat0, contacts, scratch, margin,
+                     False, True) < 0:
         return -1
-    return _rest_reactions(bodies, env, state, world, h, contacts, scratch)
+    return _rest_reactions(linkage, bodies, env, state, world, h, contacts, scratch, work, joined, held)

@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 
 from mechgym.physics.constraints import Rows, Workspace
-from mechgym.physics.contact import MARGIN, ContactSet, Geoms, Scratch, prime_contacts, sweep_setup
+from mechgym.physics.contact import MARGIN, ContactSet, Geoms, Joined, Scratch, prime_contacts, sweep_setup
 from mechgym.physics.forces import Windows
 from mechgym.physics.model import EngineModel, build_model
 from mechgym.physics.state import State, load_generalized
@@ -72,6 +72,8 @@ class ContactScene:
     scratch: Scratch
     work: Workspace
     rows: Rows
+    joined: Joined
+    held: np.ndarray  # (R,) scratch of prime_contacts / settle_impacts
 
     @staticmethod
     def build(scene, capacity: int = 64, events: int = 256) -> ContactScene:
@@ -79,18 +81,21 @@ class ContactScene:
         model = compile_model(scene)
         engine = build_model(model)
         nbody = engine.mj_body.size
-        state = State.zeros(1, nbody)
+        rows = engine.linkage.rows
+        state = State.zeros(1, nbody, engine.linkage.coordinates.rows.kind.size, rows.kind.size)
         load_generalized(engine.bodies, engine.free, engine.qposadr, engine.dofadr, model.qpos0.copy(),
                          np.zeros(model.nv), state, 0)
         scratch = Scratch.empty(model.ngeom, nbody, capacity)
         sweep_setup(engine.geoms, scratch, state)
         return ContactScene(model, engine, engine.geoms, state, ContactSet.empty(1, capacity, events), scratch,
-                            Workspace.empty(nbody, 0), Rows.empty())
+                            Workspace.empty(nbody, rows.kind.size), rows, Joined.empty(capacity, rows.kind.size, nbody),
+                            np.zeros(rows.kind.size))
 
     def prime(self, h: float) -> int:
         """Contacts and their resting reactions at the current poses (``contact.prime_contacts``)."""
-        return prime_contacts(self.geoms, self.engine.bodies, self.engine.env, self.state, 0, h, self.work.com0,
-                              self.work.quat0, self.contacts, self.scratch, MARGIN)
+        return prime_contacts(self.geoms, self.engine.linkage, self.engine.bodies, self.engine.env, self.state, 0, h,
+                              self.contacts, self.scratch, self.work, self.joined, self.held,
+                              MARGIN)
 
     def run(self, h: float, n: int, first_step: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """n steps; returns (trace (n, B, 9), touching contacts (n,), status (2,))."""

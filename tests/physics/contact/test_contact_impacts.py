@@ -60,6 +60,7 @@ def test_multi_contact_impact_never_gains_kinetic_energy(restitution, euler):
     assert scene.prime(h) > 0
     bodies, env, state, contacts, scratch = (scene.engine.bodies, scene.engine.env, scene.state, scene.contacts,
                                              scene.scratch)
+    linkage = scene.engine.linkage
     zeros = np.zeros((1, 6))
     impacts = 0
     for k in range(400):  # the driver's stages, with the kinetic energy measured around the velocity solve
@@ -69,13 +70,15 @@ def test_multi_contact_impact_never_gains_kinetic_energy(restitution, euler):
         drift(bodies, state, 0, h)
         count = contact.find_contacts(scene.geoms, bodies, env, state, 0, (k + 1) * h, h, scene.work.com0,
                                       scene.work.quat0, contacts, scratch, contact.MARGIN, True, False)
-        assert contact.correct_positions(bodies, state, 0, contacts, scratch) >= 0
+        assert contact.correct_positions(linkage, bodies, state, 0, contacts, scratch, scene.work,
+                                         scene.joined) >= 0
         opening_kick(bodies, env, state, 0, h / 2, zeros, zeros)
         before = _kinetic(scene)
         hitting = int(np.sum(contacts.impact[:count] & contacts.active[:count]))
-        assert contact.solve_contacts(bodies, state, 0, h, contacts, scratch) > 0
+        assert contact.solve_contacts(linkage, bodies, state, 0, h, contacts, scratch, scene.work, scene.joined) > 0
         if hitting >= 2:
             impacts += 1
             assert _kinetic(scene) <= before * (1.0 + 1e-12)
-        assert contact.settle_impacts(bodies, env, state, 0, h, contacts, scratch) >= 0
+        assert contact.settle_impacts(linkage, bodies, env, state, 0, h, contacts, scratch, scene.work,
+                                             scene.joined, scene.held) >= 0
     assert len(scene.events()) >= 1

@@ -1,0 +1,205 @@
+"""Contacts joined to constraint rows: the response of the bodies to a contact impulse with every equality row
+kept exactly, so that the contact solves see each contact's true (constrained) effective mass.
+
+A contact impulse lambda along a contact row J (``contact.sets`` 12-number format) on bodies that joints tie to
+others changes the velocities by W J^T lambda (W: the inverse mass matrix); the equality rows G (joints, welds,
+connects, rods: ``constraints``, sense EQUALITY) must stay satisfied, G dv = 0, which takes row impulses
+mu = -A^{-1} G W J^T lambda with A = G W G^T. The joined response is therefore
+
+    dv = W (J^T - G^T A^{-1} y) lambda,   y = G W J^T  (one number per equality row),
+
+and the contact's effective coupling (the velocity change along J per unit impulse) is
+
+    k = J W J^T - y^T A^{-1} y.
+
+Swept with k and applied with dv, the contacts' projected Gauss-Seidel converges as fast as among free bodies,
+where sweeping contacts and joint rows in turn (block Gauss-Seidel with the contact's free-body k) would need
+thousands of sweeps on a chain (a slider at the end of a crank: each sweep gains about 1 - k_joined / k_free).
+The same response moves the poses in the position correction (``contact.position``: dx, dtheta instead of
+dv, dL).
+
+A is factored once per solve, A = L L^T (Cholesky), over the equality rows; a pivot that falls below SINGULAR
+times the largest diagonal entry marks a row that depends on earlier ones (a redundant row of a closed loop):
+its multiplier is kept at 0, which is exact when the rows are consistent. One-sided rows (limits, ropes) are
+not in A: ``constraints.projection_sweep`` handles them between the contact sweeps.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from ..constraints import EQUALITY, LIN_A, LIN_B, apply_impulse
+from ..rotation import rotate_inverse
+
+SINGULAR = 1e-12  # relative pivot size below which an equality row counts as dependent
+# A contact row whose joined coupling is below this fraction of its free-body one moves nothing the joints allow
+# (e.g. a tangent along a hinge's axis): its coupling is set to exactly 0 and it takes no impulse.
+BLOCKED = 1e-10
+
+
+class Joined(NamedTuple):
+    """Caller-owned scratch of the joined contact solves (C contacts per world, R rows, B bodies)."""
+
+    factor: np.ndarray  # (R, R) lower-triangular L of A = G W G^T over the equality rows
+    dependent: np.ndarray  # (R,) bool: not an equality row, or a dependent one (multiplier 0)
+    y: np.ndarray  # (3, R) G W J^T of a contact's rows
+    response: np.ndarray  # (C, 3, R) A^{-1} y of each contact's normal and tangent rows
+    moved: np.ndarray  # (B, 6) position correction: the displacement already applied to the poses
+    value: np.ndarray  # (R,) row values g at the poses of the position correction, then scratch
+    # (R,) the rows' shares of impacts' impulses: an impulse is no force, so they are neither reported as the
+    # rows' forces nor carried into the next step's warm start (as an impact's own impulse is not)
+    impact_shares: np.ndarray
+    vectors: np.ndarray  # (2, 3) scratch
+
+    @staticmethod
+    def empty(capacity: int, rows: int, bodies: int) -> Joined:
+        return new_joined(capacity, rows, bodies)
+
+
+@njit(cache=True)
+def new_joined(capacity, rows, bodies):
+    """A zeroed ``Joined`` (callable from compiled code)."""
+    return Joined(np.zeros((rows, rows)), np.ones(rows, dtype=np.bool_), np.zeros((3, rows)),
+                  np.zeros((capacity, 3, rows)), np.zeros((bodies, 6)), np.zeros(rows), np.zeros(rows),
+                  np.zeros((2, 3)))
+
+
+@njit(cache=True)
+def _body_coupling(bodies, state, world, body, gi, column_i, gj, column_j, vectors):
+    """gi W_body gj^T over one body's columns (which may sit at different places in the two rows): (1/m)
+    gi_x . gj_x + (R^T gi_theta) . diag(1/I) (R^T gj_theta), W at the body's current orientation."""
+    quat = state.quat[world, body]
+    left, right = vectors[0], vectors[1]
+    rotate_inverse(quat, gi[column_i + 3:column_i + 6], left)
+    rotate_inverse(quat, gj[column_j + 3:column_j + 6], right)
+    total = 0.0
+    for k in range(3):
+        total += bodies.inv_mass[body] * gi[column_i + k] * gj[column_j + k]
+        total += bodies.inv_inertia[body, k] * left[k] * right[k]
+    return total
+
+
+@njit(cache=True)
+def cross_coupling(bodies, state, world, a_i, b_i, gi, a_j, b_j, gj, vectors):
+    """gi W gj^T for two rows on possibly different body pairs (a_i, b_i) and (a_j, b_j): the sum over the bodies
+    they share (1/kg for linear rows)."""
+    total = 0.0
+    for body_i, column_i in ((a_i, LIN_A), (b_i, LIN_B)):
+        if body_i < 0:
+            continue
+        if body_i == a_j:
+            total += _body_coupling(bodies, state, world, body_i, gi, column_i, gj, LIN_A, vectors)
+        if body_i == b_j:
+            total += _body_coupling(bodies, state, world, body_i, gi, column_i, gj, LIN_B, vectors)
+    return total
+
+
+@njit(cache=True)
+def factor_rows(rows, bodies, state, world, gradient, joined):
+    """A = G W G^T over the equality rows, their gradients in ``gradient`` (R, 12) at the current poses, factored
+    into ``joined.factor`` (Cholesky, dependent rows marked in ``joined.dependent``). Returns the number of
+    independent rows."""
+    count = rows.kind.size
+    factor = joined.factor
+    scale = 0.0
+    for i in range(count):
+        joined.dependent[i] = rows.sense[i] != EQUALITY
+        for j in range(i + 1):
+            factor[i, j] = 0.0
+            if not (joined.dependent[i] or joined.dependent[j]):
+                factor[i, j] = cross_coupling(bodies, state, world, rows.body_a[i], rows.body_b[i], gradient[i],
+                                              rows.body_a[j], rows.body_b[j], gradient[j], joined.vectors)
+        if not joined.dependent[i]:
+            scale = max(scale, factor[i, i])
+    independent = 0
+    # L[i, j] = (A[i, j] - sum_{k<j} L[i, k] L[j, k]) / L[j, j];  L[i, i] = sqrt(A[i, i] - sum_{k<i} L[i, k]^2)
+    for i in range(count):
+        if joined.dependent[i]:
+            continue
+        for j in range(i):
+            if joined.dependent[j]:
+                continue
+            total = factor[i, j]
+            for k in range(j):
+                total -= factor[i, k] * factor[j, k]
+            factor[i, j] = total / factor[j, j]
+        total = factor[i, i]
+        for k in range(i):
+            if not joined.dependent[k]:
+                total -= factor[i, k] * factor[i, k]
+        if not total > SINGULAR * scale:
+            joined.dependent[i] = True
+            for k in range(i):
+                factor[i, k] = 0.0
+            continue
+        factor[i, i] = np.sqrt(total)
+        independent += 1
+    return independent
+
+
+@njit(cache=True)
+def solve_factored(joined, x):
+    """x <- A^{-1} x with the factor of ``factor_rows`` (dependent rows: 0)."""
+    factor = joined.factor
+    count = x.size
+    for i in range(count):  # L z = x
+        if joined.dependent[i]:
+            x[i] = 0.0
+            continue
+        total = x[i]
+        for k in range(i):
+            total -= factor[i, k] * x[k]
+        x[i] = total / factor[i, i]
+    for i in range(count - 1, -1, -1):  # L^T x = z
+        if joined.dependent[i]:
+            continue
+        total = x[i]
+        for k in range(i + 1, count):
+            total -= factor[k, i] * x[k]
+        x[i] = total / factor[i, i]
+
+
+@njit(cache=True)
+def join_rows(rows, bodies, state, world, gradient, joined, a, b, directions, count, coupling, response):
+    """For the first ``count`` rows of ``directions`` (a contact's normal and tangents, (3, 12)) on bodies (a, b):
+    response[k] = A^{-1} y_k with y_k = G W J_k^T, and the equality rows' share taken off their free-body
+    couplings: coupling[j, k] -= y_j . A^{-1} y_k (``coupling`` holds J_j W J_k^T on entry). A row the joints
+    block (joined coupling below BLOCKED times the free one) gets a zero row and column."""
+    y = joined.y
+    for k in range(count):
+        for r in range(rows.kind.size):
+            y[k, r] = 0.0
+            if not joined.dependent[r]:
+                y[k, r] = cross_coupling(bodies, state, world, rows.body_a[r], rows.body_b[r], gradient[r], a, b,
+                                         directions[k], joined.vectors)
+            response[k, r] = y[k, r]
+        solve_factored(joined, response[k])
+    free = joined.vectors[0]
+    for j in range(count):
+        free[j] = coupling[j, j]
+    for j in range(count):
+        for k in range(count):
+            total = 0.0
+            for r in range(rows.kind.size):
+                total += y[j, r] * response[k, r]
+            coupling[j, k] -= total
+    for j in range(count):
+        if not coupling[j, j] > BLOCKED * free[j]:
+            for k in range(count):
+                coupling[j, k] = 0.0
+                coupling[k, j] = 0.0
+
+
+@njit(cache=True)
+def apply_joined(rows, bodies, state, world, gradient, joined, response, amount, impulses):
+    """The equality rows' part of a joined response: impulses -amount A^{-1} y (``response`` = A^{-1} y) along
+    their gradients, accumulated into ``impulses`` (R,) (the rows' impulses of the solve)."""
+    for r in range(rows.kind.size):
+        if joined.dependent[r] or response[r] == 0.0:
+            continue
+        share = -amount * response[r]
+        impulses[r] += share
+        apply_impulse(bodies, state, world, rows.body_a[r], rows.body_b[r], gradient[r], share)
