@@ -55,7 +55,7 @@ import numpy as np
 from numba import njit
 
 from .rotation import free_rotor_drift, rot, rotate_inverse
-from .state import angular_velocity
+from .state import angular_velocity, world_spin
 
 POINT, ALIGN, DISTANCE, ANGLE = 0, 1, 2, 3
 EQUALITY, LOWER, UPPER = 0, 1, -1  # Rows.sense
@@ -67,8 +67,8 @@ WORLD = -1
 LIN_A, ANG_A, LIN_B, ANG_B = 0, 3, 6, 9
 # Consecutive equality rows on the same body pair (a joint, a weld) are solved together, up to this many.
 MAX_BLOCK = 6
-# A block whose elimination meets a pivot below this fraction of its largest diagonal entry has dependent
-# rows; it is then swept row by row instead.
+# An elimination that leaves no pivot above this fraction of a column's own diagonal entry finds the column
+# dependent on the previous ones (``factor``).
 SINGULAR = 1e-12
 
 
@@ -132,15 +132,29 @@ class Workspace(NamedTuple):
     start_gradient: np.ndarray  # (R, 12) G(q_n)
     gradient: np.ndarray  # (R, 12) current gradient
     change: np.ndarray  # (R,) impulse of the current sweep (Jacobi sweeps), N s
-    coupling: np.ndarray  # (R,) G W G^T at q_{n+1} (velocity projection)
-    active: np.ndarray  # (R,) bool: row takes part in the velocity projection
+    active: np.ndarray  # (R,) bool: row takes part in the direct solve (SHAKE, velocity projection)
     # (R,) SHAKE and velocity-projection impulses of the current step, N s or N m s; on entry the previous
     # step's (the warm start: step.advance copies each world's from state.State and back after a good step)
     impulse_position: np.ndarray
     impulse_velocity: np.ndarray
     vectors: np.ndarray  # (8, 3) 3-vector scratch
-    block: np.ndarray  # (MAX_BLOCK, MAX_BLOCK) the coupling matrix of one block of rows
+    block: np.ndarray  # (MAX_BLOCK, MAX_BLOCK) the coupling matrix of one block of rows (trap variants)
     block_rhs: np.ndarray  # (MAX_BLOCK,) its right-hand side, then its impulses
+    # Direct solve (``_solve_pass``):
+    mobility: np.ndarray  # (R, 12) W D^T of each row's impulse direction D (G0 in SHAKE, G in the projection)
+    matrix: np.ndarray  # (R, R) K = scale G W D^T over the active rows (see ``_assemble``)
+    factored: np.ndarray  # (R, R) LU factors of K over the member rows (``factor``)
+    order: np.ndarray  # (R,) int64: the member rows of the factored set, in row order
+    pivot: np.ndarray  # (R,) int64: row swaps of the LU
+    pivot_column: np.ndarray  # (R,) int64: pivot columns of the LU
+    sizes: np.ndarray  # (2,) int64: rows in the factored set (-1: none factored yet), its rank
+    member: np.ndarray  # (R,) bool: row is held (solved as an equality) in the current solve
+    residual: np.ndarray  # (R,) g (SHAKE) or G v (projection) of each active row
+    delta: np.ndarray  # (R,) the multiplier changes of the current solve, N s or N m s
+    rhs: np.ndarray  # (R,) right-hand side of the factored solve, then its solution
+    diagonal: np.ndarray  # (R,) scratch of ``factor``
+    kicked: np.ndarray  # (B,) bool: body received a SHAKE impulse since its last re-drift
+    threshold: np.ndarray  # (1,) velocity tolerance of the current projection, m/s or rad/s
 
     @staticmethod
     def empty(bodies: int, rows: int) -> Workspace:
@@ -150,9 +164,13 @@ class Workspace(NamedTuple):
 @njit(cache=True)
 def new_workspace(bodies, rows):
     """A zeroed ``Workspace`` for ``bodies`` bodies and ``rows`` rows (callable from compiled code)."""
+    index = np.zeros(rows, dtype=np.int64)
     return Workspace(np.zeros((bodies, 3)), np.zeros((bodies, 4)), np.zeros((rows, 12)), np.zeros((rows, 12)),
-                     np.zeros(rows), np.zeros(rows), np.zeros(rows, dtype=np.bool_), np.zeros(rows), np.zeros(rows),
-                     np.zeros((8, 3)), np.zeros((MAX_BLOCK, MAX_BLOCK)), np.zeros(MAX_BLOCK))
+                     np.zeros(rows), np.zeros(rows, dtype=np.bool_), np.zeros(rows), np.zeros(rows),
+                     np.zeros((8, 3)), np.zeros((MAX_BLOCK, MAX_BLOCK)), np.zeros(MAX_BLOCK),
+                     np.zeros((rows, 12)), np.zeros((rows, rows)), np.zeros((rows, rows)), index, index.copy(),
+                     index.copy(), np.array([-1, 0]), np.zeros(rows, dtype=np.bool_), np.zeros(rows),
+                     np.zeros(rows), np.zeros(rows), np.zeros(rows), np.zeros(bodies, dtype=np.bool_), np.zeros(1))
 
 
 @njit(cache=True)
@@ -330,6 +348,303 @@ def begin_step(rows, state, world, work):
 
 
 @njit(cache=True)
+def _worse(worst, error):
+    """max(worst, error), with NaN winning (a non-finite error never counts as converged)."""
+    return error if not error <= worst else worst
+
+
+@njit(cache=True)
+def _acting_error(sense, value, total):
+    """|value| when the row acts: always for an equality row; for a one-sided row while it pushes (total
+    multiplier != 0, so it must hold or release) or is violated (sense * value < 0); else 0 (slack)."""
+    if sense == EQUALITY or total != 0.0 or sense * value < 0.0:
+        return abs(value)
+    return 0.0
+
+
+# ---- Direct solve: dense LU of the coupling matrix K over a set of rows ------------------------------------
+
+
+@njit(cache=True)
+def factor(matrix, n, pivot, pivot_column, diagonal):
+    """LU-factor matrix[:n, :n] in place by Gaussian elimination with partial pivoting, skipping dependent
+    columns, and return the rank k. Column j is dependent when, after eliminating the previous pivots, no
+    remaining entry of it exceeds SINGULAR times its own diagonal entry |A_jj| (scale-free: the rows of one
+    scene couple from 1/(kg m^2) to 1/kg, many decades apart); its unknown is then left at 0
+    (``solve_factored``), which loses nothing when the system is consistent. ``diagonal`` (n,): scratch.
+
+    Step s (s < k) swapped row s with row pivot[s] (whole rows, so P A = L U with P all swaps applied in
+    order) and pivoted on column pivot_column[s]: U[s, c] = matrix[s, c] for the pivot columns c after it,
+    and L[i, s] = matrix[i, pivot_column[s]] for i > s (unit diagonal)."""
+    for i in range(n):
+        diagonal[i] = abs(matrix[i, i])
+    rank = 0
+    for col in range(n):
+        if rank == n:
+            break
+        best = rank
+        for row in range(rank + 1, n):
+            if abs(matrix[row, col]) > abs(matrix[best, col]):
+                best = row
+        if not abs(matrix[best, col]) > SINGULAR * diagonal[col]:
+            continue
+        for k in range(n):
+            matrix[rank, k], matrix[best, k] = matrix[best, k], matrix[rank, k]
+        pivot[rank], pivot_column[rank] = best, col
+        for row in range(rank + 1, n):
+            multiplier = matrix[row, col] / matrix[rank, col]
+            matrix[row, col] = multiplier
+            for k in range(col + 1, n):
+                matrix[row, k] -= multiplier * matrix[rank, k]
+        rank += 1
+    return rank
+
+
+@njit(cache=True)
+def solve_factored(matrix, n, rank, pivot, pivot_column, rhs):
+    """Overwrite rhs[:n] with x solving A x = rhs, from ``factor``'s LU of A = matrix[:n, :n] of rank
+    ``rank``. The unknowns of dependent columns are 0; the last n - rank equations (consistency) are unused."""
+    for s in range(rank):  # rhs <- P rhs
+        rhs[s], rhs[pivot[s]] = rhs[pivot[s]], rhs[s]
+    for s in range(rank):  # forward: L y = P rhs
+        for row in range(s + 1, n):
+            rhs[row] -= matrix[row, pivot_column[s]] * rhs[s]
+    for s in range(rank - 1, -1, -1):  # back: U x = y over the pivot columns; y[s] becomes x[pivot_column[s]]
+        total = rhs[s]
+        for t in range(s + 1, rank):
+            total -= matrix[s, pivot_column[t]] * rhs[t]
+        rhs[s] = total / matrix[s, pivot_column[s]]
+    for s in range(rank, n):
+        rhs[s] = 0.0
+    # Move x[pivot_column[s]] from slot s to slot pivot_column[s] >= s, from the last step down: the slot
+    # written is never one still to be read (pivot columns increase with s).
+    for s in range(rank - 1, -1, -1):
+        value = rhs[s]
+        rhs[s] = 0.0
+        rhs[pivot_column[s]] = value
+
+
+@njit(cache=True)
+def solve_block(matrix, rhs, n):
+    """Solve matrix[:n, :n] x = rhs[:n] in place (x left in rhs) by ``factor``. Returns False, leaving both
+    garbled, when the rows are dependent (see ``factor``). Allocates its scratch: it serves the block
+    Gauss-Seidel of the trap variants only."""
+    pivot, pivot_column = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    if factor(matrix, n, pivot, pivot_column, np.empty(n)) < n:
+        return False
+    solve_factored(matrix, n, n, pivot, pivot_column, rhs)
+    return True
+
+
+@njit(cache=True)
+def _mobility(bodies, state, world, rows, r, grad, out):
+    """out (12,) = W grad^T: the velocity change (per unit impulse along ``grad``) of row r's bodies, dg/dx / m
+    on the linear columns and R diag(1/I) R^T dg/dtheta on the angular ones (W at the current orientations)."""
+    for body, column in ((rows.body_a[r], LIN_A), (rows.body_b[r], LIN_B)):
+        if body < 0:
+            for i in range(6):
+                out[column + i] = 0.0
+            continue
+        q, inv = state.quat, bodies.inv_inertia
+        for i in range(3):
+            out[column + i] = grad[column + i] * bodies.inv_mass[body]
+        out[column + 3], out[column + 4], out[column + 5] = world_spin(
+            q[world, body, 0], q[world, body, 1], q[world, body, 2], q[world, body, 3], inv[body, 0], inv[body, 1],
+            inv[body, 2], grad[column + 3], grad[column + 4], grad[column + 5])
+
+
+@njit(cache=True)
+def _dot6(left, i, left_column, right, j, right_column):
+    """left[i, left_column:+6] . right[j, right_column:+6] (one body's columns of two 12-number rows)."""
+    total = 0.0
+    for k in range(6):
+        total += left[i, left_column + k] * right[j, right_column + k]
+    return total
+
+
+@njit(cache=True)
+def _shared_coupling(rows, gradient, i, mobility, j):
+    """G_i W D_j^T = sum over the bodies rows i and j share of G_i's columns of that body . (W D_j^T)'s."""
+    total = 0.0
+    aj, bj = rows.body_a[j], rows.body_b[j]
+    for body, column in ((rows.body_a[i], LIN_A), (rows.body_b[i], LIN_B)):
+        if body < 0:
+            continue
+        if body == aj:
+            total += _dot6(gradient, i, column, mobility, j, LIN_A)
+        elif body == bj:
+            total += _dot6(gradient, i, column, mobility, j, LIN_B)
+    return total
+
+
+@njit(cache=True)
+def _assemble(rows, work, scale):
+    """work.matrix[i, j] = scale G_i W D_j^T over the rows taking part (``work.active``), with G the rows'
+    gradients in ``work.gradient`` and W D^T in ``work.mobility``: the change of the residual of row i per
+    unit impulse along row j (K, dense; rows with no body in common couple by 0). Forgets the factored set."""
+    count = rows.kind.size
+    for i in range(count):
+        if not work.active[i]:
+            continue
+        for j in range(count):
+            if work.active[j]:
+                work.matrix[i, j] = scale * _shared_coupling(rows, work.gradient, i, work.mobility, j)
+    work.sizes[0] = -1
+
+
+@njit(cache=True)
+def _initial_set(rows, work, total):
+    """The rows solved as equalities first (``work.member``): every equality row taking part, and each
+    one-sided one that pushes (total != 0) or is violated (sense * residual < 0)."""
+    for r in range(rows.kind.size):
+        sense = rows.sense[r]
+        work.member[r] = work.active[r] and (sense == EQUALITY or total[r] != 0.0 or sense * work.residual[r] < 0.0)
+
+
+@njit(cache=True)
+def _factor_set(rows, work):
+    """Gather K over the member rows (in row order, ``work.order``) into ``work.factored`` and LU-factor it,
+    unless that set is factored already. Returns (member count m, rank)."""
+    m = 0
+    same = work.sizes[0] >= 0
+    for r in range(rows.kind.size):
+        if work.member[r]:
+            same = same and m < work.sizes[0] and work.order[m] == r
+            work.order[m] = r
+            m += 1
+    if same and m == work.sizes[0]:
+        return m, work.sizes[1]
+    for k in range(m):
+        for col in range(m):
+            work.factored[k, col] = work.matrix[work.order[k], work.order[col]]
+    work.sizes[0], work.sizes[1] = m, factor(work.factored, m, work.pivot, work.pivot_column, work.diagonal)
+    return m, work.sizes[1]
+
+
+@njit(cache=True)
+def _solve_set(rows, work, total):
+    """work.delta: the multiplier changes that zero the linearised residual of every member row, r_i +
+    sum_j K_ij delta_j = 0, while each released row (one-sided, taking part, not a member, total != 0) drops
+    its multiplier to 0 (delta = -total) and every other row keeps it (delta = 0)."""
+    m, rank = _factor_set(rows, work)
+    released = False
+    for r in range(rows.kind.size):
+        work.delta[r] = -total[r] if work.active[r] and not work.member[r] else 0.0
+        released = released or work.delta[r] != 0.0
+    for k in range(m):
+        row = work.order[k]
+        rhs = -work.residual[row]
+        if released:
+            for r in range(rows.kind.size):
+                if work.delta[r] != 0.0:  # (the matrix entries of rows not taking part are stale)
+                    rhs -= work.matrix[row, r] * work.delta[r]
+        work.rhs[k] = rhs
+    solve_factored(work.factored, m, rank, work.pivot, work.pivot_column, work.rhs)
+    for k in range(m):
+        work.delta[work.order[k]] = work.rhs[k]
+
+
+@njit(cache=True)
+def _update_set(rows, work, total, threshold):
+    """Complementarity of the one-sided rows after ``_solve_set``: members whose multiplier would pull
+    (sense * (total + delta) < 0) leave the set; if none does, the non-members that would end violated
+    (sense * (r_i + sum_j K_ij delta_j) < -threshold) join it. Returns whether the set changed."""
+    changed = False
+    for r in range(rows.kind.size):
+        if work.member[r] and rows.sense[r] != EQUALITY and rows.sense[r] * (total[r] + work.delta[r]) < 0.0:
+            work.member[r] = False
+            changed = True
+    if changed:
+        return True
+    for r in range(rows.kind.size):
+        if not work.active[r] or work.member[r] or rows.sense[r] == EQUALITY:
+            continue
+        predicted = work.residual[r]
+        for j in range(rows.kind.size):
+            if work.delta[j] != 0.0:
+                predicted += work.matrix[r, j] * work.delta[j]
+        if rows.sense[r] * predicted < -threshold:
+            work.member[r] = True
+            changed = True
+    return changed
+
+
+@njit(cache=True)
+def _solve_pass(rows, work, total, threshold):
+    """One linearised solve of the rows taking part for the residuals ``work.residual`` and the accumulated
+    multipliers ``total``, into ``work.delta``: the equality rows exactly (r + K delta = 0), the one-sided
+    rows by an active set (each either held, r_i + (K delta)_i = 0 with sense * (total + delta) >= 0, or
+    released, total + delta = 0 with sense * (r_i + (K delta)_i) >= -threshold). The set starts from
+    ``_initial_set`` and changes until complementarity holds, at most once per row (a cycling set stops
+    there; the caller's next pass goes on from the state it left)."""
+    _initial_set(rows, work, total)
+    for _ in range(rows.kind.size + 1):
+        _solve_set(rows, work, total)
+        if not _update_set(rows, work, total, threshold):
+            return
+
+
+# ---- SHAKE -------------------------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _direction_row(solver, work, r):
+    """The impulse direction of row r in SHAKE: G(q_n) (START) or the current gradient (CURRENT)."""
+    return work.start_gradient[r] if solver.gradient == START else work.gradient[r]
+
+
+@njit(cache=True)
+def _apply_shake(rows, bodies, solver, state, world, h, work):
+    """Add the impulses work.delta (N s, N m s) to ``work.impulse_position`` and apply them along the SHAKE
+    directions to the half-step (v, L), then re-drift each body that received one, once."""
+    for r in range(rows.kind.size):
+        impulse = work.delta[r]
+        if impulse == 0.0:
+            continue
+        a, b = rows.body_a[r], rows.body_b[r]
+        work.impulse_position[r] += impulse
+        apply_impulse(bodies, state, world, a, b, _direction_row(solver, work, r), impulse)
+        for body in (a, b):
+            if body >= 0:
+                work.kicked[body] = True
+    for body in range(work.kicked.size):
+        if work.kicked[body]:
+            redrift(bodies, state, world, body, h, work)
+            work.kicked[body] = False
+
+
+@njit(cache=True)
+def _prepare_shake(rows, bodies, state, world, h, work):
+    """The quasi-Newton matrix of this step's SHAKE, K = h G W G0^T (G and W at the first iterate, see
+    ``shake``), over every row whose own coupling K_ii is positive (``work.active``)."""
+    for r in range(rows.kind.size):
+        _mobility(bodies, state, world, rows, r, work.start_gradient[r], work.mobility[r])
+        work.active[r] = True
+    _assemble(rows, work, h)
+    for r in range(rows.kind.size):
+        work.active[r] = work.matrix[r, r] > 0.0
+
+
+@njit(cache=True)
+def _shake_direct(rows, bodies, solver, state, world, h, work):
+    """SHAKE by a quasi-Newton iteration over all rows at once (START gradients, Gauss-Seidel setting; see
+    ``shake``). Returns the iterations used (evaluations of g, the last one meeting the tolerance) or -1."""
+    for iteration in range(solver.max_sweeps):
+        worst = 0.0
+        for r in range(rows.kind.size):
+            value = evaluate_row(rows, r, state, world, work.gradient[r])
+            work.residual[r] = value
+            worst = _worse(worst, _acting_error(rows.sense[r], value, work.impulse_position[r]))
+        if worst <= solver.tolerance:
+            return iteration + 1
+        if iteration == 0:
+            _prepare_shake(rows, bodies, state, world, h, work)
+        _solve_pass(rows, work, work.impulse_position, solver.tolerance)
+        _apply_shake(rows, bodies, solver, state, world, h, work)
+    return -1
+
+
+@njit(cache=True)
 def _clamped(sense, total, change):
     """The part of ``change`` that keeps the accumulated multiplier on the allowed side (sense * P >= 0)."""
     if sense != EQUALITY and sense * (total + change) < 0.0:
@@ -349,15 +664,9 @@ def _row_impulse(rows, bodies, solver, state, world, h, work, r, value):
 
 
 @njit(cache=True)
-def _worse(worst, error):
-    """max(worst, error), with NaN winning (a non-finite error never counts as converged)."""
-    return error if not error <= worst else worst
-
-
-@njit(cache=True)
 def block_end(rows, r):
     """End (exclusive) of the block of rows that starts at row r: the run of consecutive equality rows on the
-    same body pair, at most MAX_BLOCK long; a one-sided row is a block of its own."""
+    same body pair, at most MAX_BLOCK long; a one-sided row is a block of its own (the trap variants' blocks)."""
     end = r + 1
     if rows.sense[r] != EQUALITY:
         return end
@@ -365,43 +674,6 @@ def block_end(rows, r):
            and rows.body_a[end] == rows.body_a[r] and rows.body_b[end] == rows.body_b[r]):
         end += 1
     return end
-
-
-@njit(cache=True)
-def solve_block(matrix, rhs, n):
-    """Solve matrix[:n, :n] x = rhs[:n] in place (x left in rhs) by Gaussian elimination with partial
-    pivoting. Returns False, leaving both garbled, when a pivot falls below SINGULAR times the largest
-    diagonal entry (dependent rows)."""
-    scale = 0.0
-    for i in range(n):
-        scale = max(scale, abs(matrix[i, i]))
-    for col in range(n):
-        pivot = col
-        for row in range(col + 1, n):
-            if abs(matrix[row, col]) > abs(matrix[pivot, col]):
-                pivot = row
-        if not abs(matrix[pivot, col]) > SINGULAR * scale:
-            return False
-        for k in range(n):
-            matrix[col, k], matrix[pivot, k] = matrix[pivot, k], matrix[col, k]
-        rhs[col], rhs[pivot] = rhs[pivot], rhs[col]
-        for row in range(col + 1, n):
-            factor = matrix[row, col] / matrix[col, col]
-            for k in range(col, n):
-                matrix[row, k] -= factor * matrix[col, k]
-            rhs[row] -= factor * rhs[col]
-    for row in range(n - 1, -1, -1):
-        total = rhs[row]
-        for k in range(row + 1, n):
-            total -= matrix[row, k] * rhs[k]
-        rhs[row] = total / matrix[row, row]
-    return True
-
-
-@njit(cache=True)
-def _direction_row(solver, work, r):
-    """The impulse direction of row r in SHAKE: G(q_n) (START) or the current gradient (CURRENT)."""
-    return work.start_gradient[r] if solver.gradient == START else work.gradient[r]
 
 
 @njit(cache=True)
@@ -446,28 +718,22 @@ def _shake_block(rows, bodies, solver, state, world, h, work, start, end):
 
 
 @njit(cache=True)
-def shake(rows, bodies, solver, state, world, h, work):
-    """Project the drifted poses of world ``world`` back onto the rows (after step.drift, before the
-    closing kick) and correct the half-step velocities and momenta to match. ``begin_step`` must have run
-    before the drift. Returns the number of sweeps used, or -1 if the tolerance was not met in
-    ``solver.max_sweeps`` sweeps (or the poses are not finite).
+def _shake_row(rows, bodies, solver, state, world, h, work, r, impulse):
+    """Apply one SHAKE impulse of row r along its direction and re-drift the row's two bodies."""
+    if impulse == 0.0:
+        return
+    a, b = rows.body_a[r], rows.body_b[r]
+    work.impulse_position[r] += impulse
+    apply_impulse(bodies, state, world, a, b, _direction_row(solver, work, r), impulse)
+    redrift(bodies, state, world, a, h, work)
+    redrift(bodies, state, world, b, h, work)
 
-    For one row: g at the current poses, P = -g / (h G W G0^T), the impulse P along G0 on the half-step
-    (v, L) of the row's bodies, and those bodies drift again from (c_n, q_n). Gauss-Seidel goes block by
-    block (``block_end``: a joint's or weld's equality rows together, solved exactly for their impulses, see
-    ``_shake_block``; every other row alone) and re-evaluates each block after the previous ones moved the
-    bodies; Jacobi (trap) evaluates every row first, then applies all the row impulses. A sweep's error is
-    the largest |g| it met over the equality rows and the one-sided rows that acted; the projection has
-    converged when a whole sweep met no error above ``solver.tolerance``.
 
-    Warm start: the previous step's impulses (left in ``work.impulse_position``) are applied first along G0
-    and the sweeps correct them; the converged poses do not depend on the guess, only the sweep count does.
-    The CURRENT-gradient trap starts from zero so that it stays the plain variant."""
+@njit(cache=True)
+def _shake_sweeps(rows, bodies, solver, state, world, h, work):
+    """SHAKE by sweeps over the rows, for the trap variants (see ``shake``): Jacobi (every row evaluated, then
+    all row impulses applied) or Gauss-Seidel over the blocks of ``block_end`` with the CURRENT gradients."""
     count = rows.kind.size
-    for r in range(count):
-        guess = work.impulse_position[r] if solver.gradient == START else 0.0
-        work.impulse_position[r] = 0.0
-        _shake_row(rows, bodies, solver, state, world, h, work, r, guess)
     for sweep in range(solver.max_sweeps):
         worst = 0.0
         if solver.sweep == JACOBI:
@@ -489,15 +755,41 @@ def shake(rows, bodies, solver, state, world, h, work):
 
 
 @njit(cache=True)
-def _shake_row(rows, bodies, solver, state, world, h, work, r, impulse):
-    """Apply one SHAKE impulse of row r along its direction and re-drift the row's two bodies."""
-    if impulse == 0.0:
-        return
-    a, b = rows.body_a[r], rows.body_b[r]
-    work.impulse_position[r] += impulse
-    apply_impulse(bodies, state, world, a, b, _direction_row(solver, work, r), impulse)
-    redrift(bodies, state, world, a, h, work)
-    redrift(bodies, state, world, b, h, work)
+def shake(rows, bodies, solver, state, world, h, work):
+    """Project the drifted poses of world ``world`` back onto the rows (after step.drift, before the
+    closing kick) and correct the half-step velocities and momenta to match. ``begin_step`` must have run
+    before the drift. Returns the number of iterations (sweeps) used, or -1 if the tolerance was not met in
+    ``solver.max_sweeps`` of them (or the poses are not finite).
+
+    The multipliers lambda (N s per row) act as impulses lambda G0 on the half-step (v, L); the bodies drift
+    again from (c_n, q_n), so g(lambda) = g(q(lambda)) is nonlinear. RATTLE (START gradients, Gauss-Seidel
+    setting) solves g(lambda) = 0 by a quasi-Newton iteration on all rows at once:
+        delta = -K^{-1} g(q),  K = h G W G0^T  (the derivative dg/dlambda: dc/dlambda = h G0_x^T / m exactly,
+                                                 dtheta/dlambda = h W G0_theta^T to O(h |omega|)),
+    with G and W taken once, at the first iterate (after the warm start), and K LU-factored once (again only
+    when the active set of one-sided rows changes, see ``_solve_pass``). K misses the true derivative by
+    O(h |omega|) (the turn of G and W over the iterations, and the free-rotor flow's curvature), so each
+    iteration gains about that factor: a few iterations from the warm start. The error of an iterate is the
+    largest |g| over the equality rows and the one-sided rows that act (``_acting_error``); the projection
+    has converged when that is at most ``solver.tolerance``.
+
+    The trap variants keep sweeps over the rows (``_shake_sweeps``): Jacobi (every error evaluated once per
+    sweep, then all impulses applied) diverges on coupled rows; the CURRENT gradient (impulses along G(q)
+    instead of G0, Gauss-Seidel over joint blocks) converges but to a non-symplectic step.
+
+    Warm start: the previous step's impulses (left in ``work.impulse_position``) are applied first along G0
+    and the iteration corrects them; the converged poses do not depend on the guess, only the iteration count
+    does. The CURRENT-gradient trap starts from zero so that it stays the plain variant."""
+    for r in range(rows.kind.size):
+        work.delta[r] = work.impulse_position[r] if solver.gradient == START else 0.0
+        work.impulse_position[r] = 0.0
+    _apply_shake(rows, bodies, solver, state, world, h, work)
+    if solver.gradient == START and solver.sweep == GAUSS_SEIDEL:
+        return _shake_direct(rows, bodies, solver, state, world, h, work)
+    return _shake_sweeps(rows, bodies, solver, state, world, h, work)
+
+
+# ---- Velocity projection -----------------------------------------------------------------------------------
 
 
 @njit(cache=True)
@@ -522,13 +814,14 @@ def row_rate(rows, bodies, state, world, r, grad, omega):
 @njit(cache=True)
 def project_velocity(rows, bodies, solver, state, world, h, work):
     """After the closing kick: remove the velocity along the constraints at the new poses, G(q_{n+1}) v = 0
-    for the active rows, by Gauss-Seidel over the same blocks as ``shake``: P = -G v / (G W G^T) for a single
-    row (a block solves its rows' impulses together), impulse P along G. One-sided rows take part
-    when touching or violated (sense * g <= tolerance) or pushed in this step's SHAKE, and then satisfy
-    sense * G v >= 0, sense * P >= 0, (G v) P = 0. The previous step's impulses are the warm start. Returns
-    the sweeps used, or -1 if not converged. (``begin_projection`` then ``projection_sweep`` until it returns
-    no more than ``solver.velocity_tolerance``: solved together with contacts, each sweep is interleaved with a
-    contact sweep.)"""
+    for the active rows, with impulses P along G. The problem is linear: the equality rows are solved exactly
+    by one LU solve of K = G W G^T; one-sided rows take part when touching or violated (sense * g <=
+    tolerance) or pushed in this step's SHAKE, and then satisfy sense * G v >= 0, sense * P >= 0,
+    (G v) P = 0 (active set, see ``_solve_pass``). The previous step's impulses are the warm start. Returns
+    the passes used (the last one only checks the residual: 2 after an exact solve), or -1 if not converged.
+    (``begin_projection`` then ``projection_sweep`` until it returns no more than
+    ``solver.velocity_tolerance``: solved together with contacts, each pass is interleaved with a contact
+    sweep, a block Gauss-Seidel between the rows, solved together, and the contacts.)"""
     begin_projection(rows, bodies, solver, state, world, work)
     for sweep in range(solver.max_sweeps):
         if projection_sweep(rows, bodies, state, world, work) <= solver.velocity_tolerance:
@@ -538,73 +831,45 @@ def project_velocity(rows, bodies, solver, state, world, h, work):
 
 @njit(cache=True)
 def begin_projection(rows, bodies, solver, state, world, work):
-    """Set up the velocity projection at the current poses: each row's gradient G(q_{n+1}) and coupling
-    G W G^T, which rows take part (``work.active``, see ``project_velocity``), and the warm start: the previous
-    step's impulse of each active row applied along its gradient (inactive rows start from zero)."""
+    """Set up the velocity projection at the current poses: each row's gradient G(q_{n+1}), W G^T and the
+    matrix K = G W G^T, which rows take part (``work.active``, see ``project_velocity``), and the warm start:
+    the previous step's impulse of each active row applied along its gradient (inactive rows start from
+    zero)."""
     for r in range(rows.kind.size):
         grad = work.gradient[r]
         value = evaluate_row(rows, r, state, world, grad)
-        a, b = rows.body_a[r], rows.body_b[r]
-        work.coupling[r] = coupling(bodies, state, world, a, b, grad, grad, work.vectors)
+        _mobility(bodies, state, world, rows, r, grad, work.mobility[r])
         work.active[r] = (rows.sense[r] == EQUALITY or rows.sense[r] * value <= solver.tolerance
-                          or work.impulse_position[r] != 0.0) and work.coupling[r] > 0.0
+                          or work.impulse_position[r] != 0.0) and _shared_coupling(rows, work.gradient, r,
+                                                                                    work.mobility, r) > 0.0
         # Warm start from the previous step's impulse of an active row (its sign is already allowed).
         guess = work.impulse_velocity[r] if work.active[r] else 0.0
         work.impulse_velocity[r] = guess
-        apply_impulse(bodies, state, world, a, b, grad, guess)
+        apply_impulse(bodies, state, world, rows.body_a[r], rows.body_b[r], grad, guess)
+    _assemble(rows, work, 1.0)
+    work.threshold[0] = solver.velocity_tolerance
 
 
 @njit(cache=True)
 def projection_sweep(rows, bodies, state, world, work):
-    """One Gauss-Seidel sweep of the velocity projection over the blocks (after ``begin_projection``); returns
-    the largest |G v| it met (m/s or rad/s): converged when that is below ``solver.velocity_tolerance``."""
+    """One pass of the velocity projection (after ``begin_projection``): the rates G v of the active rows at
+    the current velocities, then, unless they already meet the tolerance, one ``_solve_pass`` (exact for the
+    equality rows) whose impulses are added to ``work.impulse_velocity`` and applied. Returns the largest
+    |G v| it met over the rows that act (m/s or rad/s): converged when that is below
+    ``solver.velocity_tolerance``."""
     worst = 0.0
-    r = 0
-    while r < rows.kind.size:
-        end = block_end(rows, r)
-        worst = _worse(worst, _project_block(rows, bodies, state, world, work, r, end))
-        r = end
-    return worst
-
-
-@njit(cache=True)
-def _project_rows(rows, bodies, state, world, work, start, end):
-    """Row-by-row Gauss-Seidel of the velocity projection over the active rows in [start, end): P = -G v /
-    (G W G^T), clamped for one-sided rows. Returns the largest |G v| change asked for."""
-    worst = 0.0
-    for r in range(start, end):
-        if not work.active[r]:
-            continue
-        grad = work.gradient[r]
-        rate = row_rate(rows, bodies, state, world, r, grad, work.vectors[0])
-        impulse = _clamped(rows.sense[r], work.impulse_velocity[r], -rate / work.coupling[r])
-        worst = _worse(worst, abs(impulse * work.coupling[r]))
-        work.impulse_velocity[r] += impulse
-        apply_impulse(bodies, state, world, rows.body_a[r], rows.body_b[r], grad, impulse)
-    return worst
-
-
-@njit(cache=True)
-def _project_block(rows, bodies, state, world, work, start, end):
-    """Velocity projection of one block of equality rows of a body pair, solved together: sum_j G_i W G_j^T
-    P_j = -G_i v. Returns the largest |G_i v|. Single rows and dependent blocks go row by row."""
-    n = end - start
-    if n == 1:
-        return _project_rows(rows, bodies, state, world, work, start, end)
-    a, b = rows.body_a[start], rows.body_b[start]
-    worst = 0.0
-    for i in range(n):
-        rate = row_rate(rows, bodies, state, world, start + i, work.gradient[start + i], work.vectors[0])
-        work.block_rhs[i] = -rate
-        worst = _worse(worst, abs(rate))
-        for j in range(n):
-            work.block[i, j] = coupling(bodies, state, world, a, b, work.gradient[start + i],
-                                        work.gradient[start + j], work.vectors)
-    if not solve_block(work.block, work.block_rhs, n):
-        return _worse(worst, _project_rows(rows, bodies, state, world, work, start, end))
-    for j in range(n):
-        work.impulse_velocity[start + j] += work.block_rhs[j]
-        apply_impulse(bodies, state, world, a, b, work.gradient[start + j], work.block_rhs[j])
+    for r in range(rows.kind.size):
+        if work.active[r]:
+            rate = row_rate(rows, bodies, state, world, r, work.gradient[r], work.vectors[0])
+            work.residual[r] = rate
+            worst = _worse(worst, _acting_error(rows.sense[r], rate, work.impulse_velocity[r]))
+    if worst <= work.threshold[0]:
+        return worst
+    _solve_pass(rows, work, work.impulse_velocity, work.threshold[0])
+    for r in range(rows.kind.size):
+        if work.delta[r] != 0.0:
+            work.impulse_velocity[r] += work.delta[r]
+            apply_impulse(bodies, state, world, rows.body_a[r], rows.body_b[r], work.gradient[r], work.delta[r])
     return worst
 
 
