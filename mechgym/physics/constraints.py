@@ -55,7 +55,7 @@ import numpy as np
 from numba import njit
 
 from .rotation import free_rotor_drift, rot, rotate_inverse
-from .state import angular_velocity, world_spin
+from .state import world_spin
 
 POINT, ALIGN, DISTANCE, ANGLE = 0, 1, 2, 3
 EQUALITY, LOWER, UPPER = 0, 1, -1  # Rows.sense
@@ -192,7 +192,7 @@ def copy_into(source, target):
         target[i] = source[i]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _turned(state, world, body, table, r):
     """R_body table[r] as a 3-tuple (the world: table[r] itself). Scalars throughout: slicing the arrays
     would create array objects whose reference counting costs more than the arithmetic."""
@@ -203,7 +203,7 @@ def _turned(state, world, body, table, r):
     return rot(q[world, body, 0], q[world, body, 1], q[world, body, 2], q[world, body, 3], vx, vy, vz)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _point(state, world, body, table, r):
     """(lever R r from the COM, point c + R r) of the point table[r] fixed in ``body`` (m); for the world
     the lever is 0 and the point is table[r] itself."""
@@ -214,7 +214,7 @@ def _point(state, world, body, table, r):
     return lever, (com[world, body, 0] + lever[0], com[world, body, 1] + lever[1], com[world, body, 2] + lever[2])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def evaluate_row(rows, r, state, world, grad):
     """Return g of row ``r`` at the current poses of world ``world`` and write its gradient into ``grad``
     (12,): [dg/dx_a, dg/dtheta_a, dg/dx_b, dg/dtheta_b] (world frame)."""
@@ -273,13 +273,15 @@ def evaluate_row(rows, r, state, world, grad):
     return value
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _clear_world_columns(a, b, grad):
     """The world does not move: its six gradient columns are zero."""
     if a < 0:
-        grad[LIN_A:LIN_B] = 0.0
+        for i in range(LIN_A, LIN_B):  # (a loop: a slice would create an array object)
+            grad[i] = 0.0
     if b < 0:
-        grad[LIN_B:] = 0.0
+        for i in range(LIN_B, 12):
+            grad[i] = 0.0
 
 
 @njit(cache=True)
@@ -307,7 +309,7 @@ def coupling(bodies, state, world, a, b, gi, gj, vectors):
             + _body_coupling(bodies, state, world, b, gi, gj, LIN_B, vectors))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _kick(bodies, state, world, body, grad, column, impulse):
     """v += P dg/dx / m,  L += P dg/dtheta for an impulse P along one body's gradient columns."""
     if body < 0:
@@ -317,14 +319,14 @@ def _kick(bodies, state, world, body, grad, column, impulse):
         state.momentum[world, body, i] += impulse * grad[column + 3 + i]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def apply_impulse(bodies, state, world, a, b, grad, impulse):
     """Apply the impulse ``impulse`` (N s, or N m s for angular rows) along the gradient ``grad`` to a and b."""
     _kick(bodies, state, world, a, grad, LIN_A, impulse)
     _kick(bodies, state, world, b, grad, LIN_B, impulse)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def redrift(bodies, state, world, body, h, work):
     """Drift ``body`` again from the start of the step with its corrected half-step velocity and momentum:
     c = c_n + h v_half, q = free-rotor flow of h seconds from q_n at L_half (the drift of step.drift)."""
@@ -332,7 +334,8 @@ def redrift(bodies, state, world, body, h, work):
         return
     for i in range(3):
         state.com[world, body, i] = work.com0[body, i] + h * state.vel[world, body, i]
-    copy_into(work.quat0[body], state.quat[world, body])
+    for i in range(4):
+        state.quat[world, body, i] = work.quat0[body, i]
     free_rotor_drift(state.quat[world, body], bodies.inv_inertia[body], state.momentum[world, body], h)
 
 
@@ -347,13 +350,13 @@ def begin_step(rows, state, world, work):
         evaluate_row(rows, r, state, world, work.start_gradient[r])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _worse(worst, error):
     """max(worst, error), with NaN winning (a non-finite error never counts as converged)."""
     return error if not error <= worst else worst
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _acting_error(sense, value, total):
     """|value| when the row acts: always for an equality row; for a one-sided row while it pushes (total
     multiplier != 0, so it must hold or release) or is violated (sense * value < 0); else 0 (slack)."""
@@ -587,7 +590,7 @@ def _solve_pass(rows, work, total, threshold):
 # ---- SHAKE -------------------------------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _direction_row(solver, work, r):
     """The impulse direction of row r in SHAKE: G(q_n) (START) or the current gradient (CURRENT)."""
     return work.start_gradient[r] if solver.gradient == START else work.gradient[r]
@@ -797,7 +800,11 @@ def _body_rate(bodies, state, world, body, grad, column, omega):
     """dg/dt contribution of one body: dg/dx . v + dg/dtheta . w (w = R diag(1/I) R^T L)."""
     if body < 0:
         return 0.0
-    angular_velocity(bodies.inv_inertia[body], state.quat[world, body], state.momentum[world, body], omega)
+    q, inv, momentum = state.quat, bodies.inv_inertia, state.momentum
+    omega[0], omega[1], omega[2] = world_spin(q[world, body, 0], q[world, body, 1], q[world, body, 2],
+                                              q[world, body, 3], inv[body, 0], inv[body, 1], inv[body, 2],
+                                              momentum[world, body, 0], momentum[world, body, 1],
+                                              momentum[world, body, 2])
     total = 0.0
     for i in range(3):
         total += grad[column + i] * state.vel[world, body, i] + grad[column + 3 + i] * omega[i]
