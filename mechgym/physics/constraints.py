@@ -192,41 +192,40 @@ def copy_into(source, target):
         target[i] = source[i]
 
 
-@njit(cache=True, inline="always")
-def _turned(state, world, body, table, r):
+@njit(cache=True)
+def _turned(quat, world, body, table, r):
     """R_body table[r] as a 3-tuple (the world: table[r] itself). Scalars throughout: slicing the arrays
     would create array objects whose reference counting costs more than the arithmetic."""
     vx, vy, vz = table[r, 0], table[r, 1], table[r, 2]
     if body < 0:
         return vx, vy, vz
-    q = state.quat
-    return rot(q[world, body, 0], q[world, body, 1], q[world, body, 2], q[world, body, 3], vx, vy, vz)
+    return rot(quat[world, body, 0], quat[world, body, 1], quat[world, body, 2], quat[world, body, 3], vx, vy, vz)
 
 
-@njit(cache=True, inline="always")
-def _point(state, world, body, table, r):
+@njit(cache=True)
+def _point(com, quat, world, body, table, r):
     """(lever R r from the COM, point c + R r) of the point table[r] fixed in ``body`` (m); for the world
     the lever is 0 and the point is table[r] itself."""
     if body < 0:
         return (0.0, 0.0, 0.0), (table[r, 0], table[r, 1], table[r, 2])
-    lever = _turned(state, world, body, table, r)
-    com = state.com
+    lever = _turned(quat, world, body, table, r)
     return lever, (com[world, body, 0] + lever[0], com[world, body, 1] + lever[1], com[world, body, 2] + lever[2])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def evaluate_row(rows, r, state, world, grad):
     """Return g of row ``r`` at the current poses of world ``world`` and write its gradient into ``grad``
     (12,): [dg/dx_a, dg/dtheta_a, dg/dx_b, dg/dtheta_b] (world frame)."""
     a, b, kind = rows.body_a[r], rows.body_b[r], rows.kind[r]
+    com, quat = state.com, state.quat
     for i in range(12):
         grad[i] = 0.0
     if kind == ALIGN or kind == ANGLE:
-        u = _turned(state, world, b, rows.axis_b, r)  # u_w = R_b u
+        u = _turned(quat, world, b, rows.axis_b, r)  # u_w = R_b u
         if kind == ALIGN:
             # g = u_w . w_w - c;  d(u_w) = dtheta_b x u_w, d(w_w) = dtheta_a x w_w, so
             # dg = dtheta_b . (u_w x w_w) + dtheta_a . (w_w x u_w).
-            w = _turned(state, world, a, rows.axis_a, r)  # w_w = R_a w
+            w = _turned(quat, world, a, rows.axis_a, r)  # w_w = R_a w
             t = _cross(u, w)
             for i in range(3):
                 grad[ANG_B + i] = t[i]
@@ -236,8 +235,8 @@ def evaluate_row(rows, r, state, world, grad):
         # ANGLE: x = u_w . w_w, y = u_w . (e_w x w_w), phi = atan2(y, x);
         # dphi = (x dy - y dx) / (x^2 + y^2) with dx = (dtheta_b - dtheta_a) . (u_w x w_w) and dy likewise
         # with e_w x w_w (both reference directions turn with a).
-        w = _turned(state, world, a, rows.ref_a, r)
-        normal = _cross(_turned(state, world, a, rows.axis_a, r), w)  # e_w x w_w
+        w = _turned(quat, world, a, rows.ref_a, r)
+        normal = _cross(_turned(quat, world, a, rows.axis_a, r), w)  # e_w x w_w
         x, y = _dot(u, w), _dot(u, normal)
         scale = 1.0 / (x * x + y * y)
         t, d = _cross(u, w), _cross(u, normal)
@@ -247,13 +246,13 @@ def evaluate_row(rows, r, state, world, grad):
             grad[ANG_A + i] = -k
         _clear_world_columns(a, b, grad)
         return math.atan2(y, x) - rows.offset[r]
-    lever_a, point_a = _point(state, world, a, rows.anchor_a, r)
-    lever_b, point_b = _point(state, world, b, rows.anchor_b, r)
+    lever_a, point_a = _point(com, quat, world, a, rows.anchor_a, r)
+    lever_b, point_b = _point(com, quat, world, b, rows.anchor_b, r)
     d = (point_b[0] - point_a[0], point_b[1] - point_a[1], point_b[2] - point_a[2])
     if kind == POINT:
         # g = e . (p_b - p_a) - c with e = R_a e_a:  dg/dx_b = e, dg/dtheta_b = r_b x e, dg/dx_a = -e,
         # dg/dtheta_a = (dtheta_a x e) . d - e . (dtheta_a x r_a) -> e x d - r_a x e = -(p_b - c_a) x e.
-        e = _turned(state, world, a, rows.axis_a, r)
+        e = _turned(quat, world, a, rows.axis_a, r)
         value = _dot(e, d) - rows.offset[r]
         arm = (d[0] + lever_a[0], d[1] + lever_a[1], d[2] + lever_a[2])  # p_b - c_a
     else:
@@ -496,78 +495,83 @@ def _assemble(rows, work, scale):
 
 
 @njit(cache=True)
-def _initial_set(rows, work, total):
-    """The rows solved as equalities first (``work.member``): every equality row taking part, and each
-    one-sided one that pushes (total != 0) or is violated (sense * residual < 0)."""
-    for r in range(rows.kind.size):
-        sense = rows.sense[r]
-        work.member[r] = work.active[r] and (sense == EQUALITY or total[r] != 0.0 or sense * work.residual[r] < 0.0)
+def _initial_set(sense, active, residual, total, member):
+    """The rows solved as equalities first (``member``): every equality row taking part (``active``), and
+    each one-sided one that pushes (total != 0) or is violated (sense * residual < 0). (The helpers of
+    ``_solve_pass`` take the workspace's arrays, not the workspace: every array of a tuple passed to a call
+    costs reference counting.)"""
+    for r in range(sense.size):
+        member[r] = active[r] and (sense[r] == EQUALITY or total[r] != 0.0 or sense[r] * residual[r] < 0.0)
 
 
 @njit(cache=True)
-def _factor_set(rows, work):
-    """Gather K over the member rows (in row order, ``work.order``) into ``work.factored`` and LU-factor it,
-    unless that set is factored already. Returns (member count m, rank)."""
+def _factor_set(member, matrix, factored, order, pivot, pivot_column, diagonal, sizes):
+    """Gather K (``matrix``) over the member rows, in row order (``order``), into ``factored`` and LU-factor
+    it, unless that set is factored already (``sizes``: its row count, -1 for none, and rank). Returns
+    (member count m, rank)."""
     m = 0
-    same = work.sizes[0] >= 0
-    for r in range(rows.kind.size):
-        if work.member[r]:
-            same = same and m < work.sizes[0] and work.order[m] == r
-            work.order[m] = r
+    same = sizes[0] >= 0
+    for r in range(member.size):
+        if member[r]:
+            same = same and m < sizes[0] and order[m] == r
+            order[m] = r
             m += 1
-    if same and m == work.sizes[0]:
-        return m, work.sizes[1]
+    if same and m == sizes[0]:
+        return m, sizes[1]
     for k in range(m):
         for col in range(m):
-            work.factored[k, col] = work.matrix[work.order[k], work.order[col]]
-    work.sizes[0], work.sizes[1] = m, factor(work.factored, m, work.pivot, work.pivot_column, work.diagonal)
-    return m, work.sizes[1]
+            factored[k, col] = matrix[order[k], order[col]]
+    sizes[0], sizes[1] = m, factor(factored, m, pivot, pivot_column, diagonal)
+    return m, sizes[1]
 
 
 @njit(cache=True)
-def _solve_set(rows, work, total):
+def _solve_set(work, total):
     """work.delta: the multiplier changes that zero the linearised residual of every member row, r_i +
     sum_j K_ij delta_j = 0, while each released row (one-sided, taking part, not a member, total != 0) drops
     its multiplier to 0 (delta = -total) and every other row keeps it (delta = 0)."""
-    m, rank = _factor_set(rows, work)
+    active, member, delta, matrix, order, rhs = work.active, work.member, work.delta, work.matrix, work.order, work.rhs
+    residual = work.residual
+    m, rank = _factor_set(member, matrix, work.factored, order, work.pivot, work.pivot_column, work.diagonal,
+                          work.sizes)
     released = False
-    for r in range(rows.kind.size):
-        work.delta[r] = -total[r] if work.active[r] and not work.member[r] else 0.0
-        released = released or work.delta[r] != 0.0
+    for r in range(delta.size):
+        delta[r] = -total[r] if active[r] and not member[r] else 0.0
+        released = released or delta[r] != 0.0
     for k in range(m):
-        row = work.order[k]
-        rhs = -work.residual[row]
+        row = order[k]
+        value = -residual[row]
         if released:
-            for r in range(rows.kind.size):
-                if work.delta[r] != 0.0:  # (the matrix entries of rows not taking part are stale)
-                    rhs -= work.matrix[row, r] * work.delta[r]
-        work.rhs[k] = rhs
-    solve_factored(work.factored, m, rank, work.pivot, work.pivot_column, work.rhs)
+            for r in range(delta.size):
+                if delta[r] != 0.0:  # (the matrix entries of rows not taking part are stale)
+                    value -= matrix[row, r] * delta[r]
+        rhs[k] = value
+    solve_factored(work.factored, m, rank, work.pivot, work.pivot_column, rhs)
     for k in range(m):
-        work.delta[work.order[k]] = work.rhs[k]
+        delta[order[k]] = rhs[k]
 
 
 @njit(cache=True)
-def _update_set(rows, work, total, threshold):
+def _update_set(sense, active, member, residual, delta, matrix, total, threshold):
     """Complementarity of the one-sided rows after ``_solve_set``: members whose multiplier would pull
     (sense * (total + delta) < 0) leave the set; if none does, the non-members that would end violated
     (sense * (r_i + sum_j K_ij delta_j) < -threshold) join it. Returns whether the set changed."""
     changed = False
-    for r in range(rows.kind.size):
-        if work.member[r] and rows.sense[r] != EQUALITY and rows.sense[r] * (total[r] + work.delta[r]) < 0.0:
-            work.member[r] = False
+    for r in range(sense.size):
+        if member[r] and sense[r] != EQUALITY and sense[r] * (total[r] + delta[r]) < 0.0:
+            member[r] = False
             changed = True
     if changed:
         return True
-    for r in range(rows.kind.size):
-        if not work.active[r] or work.member[r] or rows.sense[r] == EQUALITY:
+    for r in range(sense.size):
+        if not active[r] or member[r] or sense[r] == EQUALITY:
             continue
-        predicted = work.residual[r]
-        for j in range(rows.kind.size):
-            if work.delta[j] != 0.0:
-                predicted += work.matrix[r, j] * work.delta[j]
-        if rows.sense[r] * predicted < -threshold:
-            work.member[r] = True
+        predicted = residual[r]
+        for j in range(sense.size):
+            if delta[j] != 0.0:
+                predicted += matrix[r, j] * delta[j]
+        if sense[r] * predicted < -threshold:
+            member[r] = True
             changed = True
     return changed
 
@@ -580,10 +584,11 @@ def _solve_pass(rows, work, total, threshold):
     released, total + delta = 0 with sense * (r_i + (K delta)_i) >= -threshold). The set starts from
     ``_initial_set`` and changes until complementarity holds, at most once per row (a cycling set stops
     there; the caller's next pass goes on from the state it left)."""
-    _initial_set(rows, work, total)
-    for _ in range(rows.kind.size + 1):
-        _solve_set(rows, work, total)
-        if not _update_set(rows, work, total, threshold):
+    sense, active, member, residual, delta = rows.sense, work.active, work.member, work.residual, work.delta
+    _initial_set(sense, active, residual, total, member)
+    for _ in range(sense.size + 1):
+        _solve_set(work, total)
+        if not _update_set(sense, active, member, residual, delta, work.matrix, total, threshold):
             return
 
 
