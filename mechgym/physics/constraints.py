@@ -25,12 +25,12 @@ One step of length h (``step.advance`` runs these stages; the kicks are those of
   opening kick    v_half = v_n + h/2 a_n,  L_half likewise                       (step.opening_kick)
   begin_step      store c_n, q_n and the start gradients G0 = G(q_n)             (this module)
   drift           c = c_n + h v_half,  q = free-rotor flow of h at L_half         (step.drift)
-  shake           Gauss-Seidel over the rows: dlambda = -g / (h G W G0^T), impulse dlambda G0 on v_half
-                  and L_half, re-drift both bodies from (c_n, q_n); sweeps until every |g| is below the
-                  position tolerance. The equality rows of one joint (same body pair, consecutive) are
-                  one block whose impulses are solved together (block Gauss-Seidel)   (this module)
+  shake           all rows at once: dlambda = -K^{-1} g with K = h G W G0^T (LU-factored once per step),
+                  impulse dlambda G0 on v_half and L_half, re-drift the bodies from (c_n, q_n); a
+                  quasi-Newton iteration until every |g| is below the position tolerance  (this module)
   closing kick    v_{n+1} = v_half + h/2 a_{n+1}                                 (step.closing_kick)
-  project         Gauss-Seidel on G(q_{n+1}) v_{n+1} = 0 for the active rows     (this module)
+  project         G(q_{n+1}) v_{n+1} = 0 for the active rows: one LU solve of G W G^T (equality rows;
+                  one-sided rows by an active set)                               (this module)
                   (with velocity-dependent forces the two alternate to a fixed point, see step.py)
 
 W is the inverse mass matrix: 1/m on the linear part and R diag(1/I) R^T (principal moments I) on the
@@ -39,11 +39,14 @@ to the world angular momentum. Each row reports the generalised force (P_positio
 POINT and DISTANCE rows (a rod or rope under tension reports a negative force, -tension), N m for ALIGN
 and ANGLE rows.
 
-Why START gradients and Gauss-Seidel (seed 000): an impulse along the current gradient instead of G(q_n)
+Why START gradients and a coupled solve (seed 000): an impulse along the current gradient instead of G(q_n)
 breaks the symplectic structure and costs a first-order energy error (a pendulum at 2 rad loses ~10 % in
-ten periods); evaluating every error once per sweep (Jacobi) diverges on coupled rows (a seesaw with two
-masses pinned to the plank). Both variants are kept selectable (``Solver.gradient``, ``Solver.sweep``) only
-so that tests hold those traps closed.
+ten periods); evaluating every error once per sweep and correcting each row alone (Jacobi) diverges on
+coupled rows (a seesaw with two masses pinned to the plank). Both variants are kept selectable
+(``Solver.gradient``, ``Solver.sweep``) only so that tests hold those traps closed; they run the former
+sweeps over the rows (Gauss-Seidel over joint blocks for CURRENT). The direct solve replaced block
+Gauss-Seidel sweeps, which needed ~16 SHAKE / ~23 projection sweeps per step on a double pendulum and ~80 /
+~130 on the slider-crank, where it needs 2-3 iterations and one solve (plus the check that finds them met).
 """
 
 from __future__ import annotations
@@ -60,12 +63,12 @@ from .state import world_spin
 POINT, ALIGN, DISTANCE, ANGLE = 0, 1, 2, 3
 EQUALITY, LOWER, UPPER = 0, 1, -1  # Rows.sense
 START, CURRENT = 0, 1  # Solver.gradient: impulse along G(q_n) (RATTLE) or along the current gradient (trap)
-GAUSS_SEIDEL, JACOBI = 0, 1  # Solver.sweep: re-evaluate after each row or joint block (RATTLE) or once per sweep
+GAUSS_SEIDEL, JACOBI = 0, 1  # Solver.sweep: coupled solve (RATTLE: direct, see shake) or each row alone (trap)
 WORLD = -1
 
 # Columns of a 12-number gradient row.
 LIN_A, ANG_A, LIN_B, ANG_B = 0, 3, 6, 9
-# Consecutive equality rows on the same body pair (a joint, a weld) are solved together, up to this many.
+# The CURRENT trap's Gauss-Seidel solves consecutive equality rows of one body pair together, up to this many.
 MAX_BLOCK = 6
 # An elimination that leaves no pivot above this fraction of a column's own diagonal entry finds the column
 # dependent on the previous ones (``factor``).
@@ -635,7 +638,7 @@ def _prepare_shake(rows, bodies, state, world, h, work):
 
 @njit(cache=True)
 def _shake_direct(rows, bodies, solver, state, world, h, work):
-    """SHAKE by a quasi-Newton iteration over all rows at once (START gradients, Gauss-Seidel setting; see
+    """SHAKE by a quasi-Newton iteration over all rows at once (START gradients, sweep GAUSS_SEIDEL; see
     ``shake``). Returns the iterations used (evaluations of g, the last one meeting the tolerance) or -1."""
     for iteration in range(solver.max_sweeps):
         worst = 0.0
@@ -770,8 +773,8 @@ def shake(rows, bodies, solver, state, world, h, work):
     ``solver.max_sweeps`` of them (or the poses are not finite).
 
     The multipliers lambda (N s per row) act as impulses lambda G0 on the half-step (v, L); the bodies drift
-    again from (c_n, q_n), so g(lambda) = g(q(lambda)) is nonlinear. RATTLE (START gradients, Gauss-Seidel
-    setting) solves g(lambda) = 0 by a quasi-Newton iteration on all rows at once:
+    again from (c_n, q_n), so g(lambda) = g(q(lambda)) is nonlinear. RATTLE (START gradients, sweep
+    GAUSS_SEIDEL) solves g(lambda) = 0 by a quasi-Newton iteration on all rows at once:
         delta = -K^{-1} g(q),  K = h G W G0^T  (the derivative dg/dlambda: dc/dlambda = h G0_x^T / m exactly,
                                                  dtheta/dlambda = h W G0_theta^T to O(h |omega|)),
     with G and W taken once, at the first iterate (after the warm start), and K LU-factored once (again only
