@@ -25,12 +25,12 @@ One step of length h (``step.advance`` runs these stages; the kicks are those of
   opening kick    v_half = v_n + h/2 a_n,  L_half likewise                       (step.opening_kick)
   begin_step      store c_n, q_n and the start gradients G0 = G(q_n)             (this module)
   drift           c = c_n + h v_half,  q = free-rotor flow of h at L_half         (step.drift)
-  shake           Gauss-Seidel over the rows: dlambda = -g / (h G W G0^T), impulse dlambda G0 on v_half
-                  and L_half, re-drift both bodies from (c_n, q_n); sweeps until every |g| is below the
-                  position tolerance. The equality rows of one joint (same body pair, consecutive) are
-                  one block whose impulses are solved together (block Gauss-Seidel)   (this module)
+  shake           all rows at once: dlambda = -K^{-1} g with K = h G W G0^T (LU-factored once per step),
+                  impulse dlambda G0 on v_half and L_half, re-drift the bodies from (c_n, q_n); a
+                  quasi-Newton iteration until every |g| is below the position tolerance  (this module)
   closing kick    v_{n+1} = v_half + h/2 a_{n+1}                                 (step.closing_kick)
-  project         Gauss-Seidel on G(q_{n+1}) v_{n+1} = 0 for the active rows     (this module)
+  project         G(q_{n+1}) v_{n+1} = 0 for the active rows: one LU solve of G W G^T (equality rows;
+                  one-sided rows by an active set)                               (this module)
                   (with velocity-dependent forces the two alternate to a fixed point, see step.py)
 
 W is the inverse mass matrix: 1/m on the linear part and R diag(1/I) R^T (principal moments I) on the
@@ -39,11 +39,14 @@ to the world angular momentum. Each row reports the generalised force (P_positio
 POINT and DISTANCE rows (a rod or rope under tension reports a negative force, -tension), N m for ALIGN
 and ANGLE rows.
 
-Why START gradients and Gauss-Seidel (seed 000): an impulse along the current gradient instead of G(q_n)
+Why START gradients and a coupled solve (seed 000): an impulse along the current gradient instead of G(q_n)
 breaks the symplectic structure and costs a first-order energy error (a pendulum at 2 rad loses ~10 % in
-ten periods); evaluating every error once per sweep (Jacobi) diverges on coupled rows (a seesaw with two
-masses pinned to the plank). Both variants are kept selectable (``Solver.gradient``, ``Solver.sweep``) only
-so that tests hold those traps closed.
+ten periods); evaluating every error once per sweep and correcting each row alone (Jacobi) diverges on
+coupled rows (a seesaw with two masses pinned to the plank). Both variants are kept selectable
+(``Solver.gradient``, ``Solver.sweep``) only so that tests hold those traps closed; they run the former
+sweeps over the rows (Gauss-Seidel over joint blocks for CURRENT). The direct solve replaced block
+Gauss-Seidel sweeps, which needed ~16 SHAKE / ~23 projection sweeps per step on a double pendulum and ~80 /
+~130 on the slider-crank, where it needs 2-3 iterations and one solve (plus the check that finds them met).
 """
 
 from __future__ import annotations
@@ -55,20 +58,20 @@ import numpy as np
 from numba import njit
 
 from .rotation import free_rotor_drift, rot, rotate_inverse
-from .state import angular_velocity
+from .state import world_spin
 
 POINT, ALIGN, DISTANCE, ANGLE = 0, 1, 2, 3
 EQUALITY, LOWER, UPPER = 0, 1, -1  # Rows.sense
 START, CURRENT = 0, 1  # Solver.gradient: impulse along G(q_n) (RATTLE) or along the current gradient (trap)
-GAUSS_SEIDEL, JACOBI = 0, 1  # Solver.sweep: re-evaluate after each row or joint block (RATTLE) or once per sweep
+GAUSS_SEIDEL, JACOBI = 0, 1  # Solver.sweep: coupled solve (RATTLE: direct, see shake) or each row alone (trap)
 WORLD = -1
 
 # Columns of a 12-number gradient row.
 LIN_A, ANG_A, LIN_B, ANG_B = 0, 3, 6, 9
-# Consecutive equality rows on the same body pair (a joint, a weld) are solved together, up to this many.
+# The CURRENT trap's Gauss-Seidel solves consecutive equality rows of one body pair together, up to this many.
 MAX_BLOCK = 6
-# A block whose elimination meets a pivot below this fraction of its largest diagonal entry has dependent
-# rows; it is then swept row by row instead.
+# An elimination that leaves no pivot above this fraction of a column's own diagonal entry finds the column
+# dependent on the previous ones (``factor``).
 SINGULAR = 1e-12
 
 
@@ -132,15 +135,29 @@ class Workspace(NamedTuple):
     start_gradient: np.ndarray  # (R, 12) G(q_n)
     gradient: np.ndarray  # (R, 12) current gradient
     change: np.ndarray  # (R,) impulse of the current sweep (Jacobi sweeps), N s
-    coupling: np.ndarray  # (R,) G W G^T at q_{n+1} (velocity projection)
-    active: np.ndarray  # (R,) bool: row takes part in the velocity projection
+    active: np.ndarray  # (R,) bool: row takes part in the direct solve (SHAKE, velocity projection)
     # (R,) SHAKE and velocity-projection impulses of the current step, N s or N m s; on entry the previous
     # step's (the warm start: step.advance copies each world's from state.State and back after a good step)
     impulse_position: np.ndarray
     impulse_velocity: np.ndarray
     vectors: np.ndarray  # (8, 3) 3-vector scratch
-    block: np.ndarray  # (MAX_BLOCK, MAX_BLOCK) the coupling matrix of one block of rows
+    block: np.ndarray  # (MAX_BLOCK, MAX_BLOCK) the coupling matrix of one block of rows (trap variants)
     block_rhs: np.ndarray  # (MAX_BLOCK,) its right-hand side, then its impulses
+    # Direct solve (``_solve_pass``):
+    mobility: np.ndarray  # (R, 12) W D^T of each row's impulse direction D (G0 in SHAKE, G in the projection)
+    matrix: np.ndarray  # (R, R) K = scale G W D^T over the active rows (see ``_assemble``)
+    factored: np.ndarray  # (R, R) LU factors of K over the member rows (``factor``)
+    order: np.ndarray  # (R,) int64: the member rows of the factored set, in row order
+    pivot: np.ndarray  # (R,) int64: row swaps of the LU
+    pivot_column: np.ndarray  # (R,) int64: pivot columns of the LU
+    sizes: np.ndarray  # (2,) int64: rows in the factored set (-1: none factored yet), its rank
+    member: np.ndarray  # (R,) bool: row is held (solved as an equality) in the current solve
+    residual: np.ndarray  # (R,) g (SHAKE) or G v (projection) of each active row
+    delta: np.ndarray  # (R,) the multiplier changes of the current solve, N s or N m s
+    rhs: np.ndarray  # (R,) right-hand side of the factored solve, then its solution
+    diagonal: np.ndarray  # (R,) scratch of ``factor``
+    kicked: np.ndarray  # (B,) bool: body received a SHAKE impulse since its last re-drift
+    threshold: np.ndarray  # (1,) velocity tolerance of the current projection, m/s or rad/s
 
     @staticmethod
     def empty(bodies: int, rows: int) -> Workspace:
@@ -150,9 +167,13 @@ class Workspace(NamedTuple):
 @njit(cache=True)
 def new_workspace(bodies, rows):
     """A zeroed ``Workspace`` for ``bodies`` bodies and ``rows`` rows (callable from compiled code)."""
+    index = np.zeros(rows, dtype=np.int64)
     return Workspace(np.zeros((bodies, 3)), np.zeros((bodies, 4)), np.zeros((rows, 12)), np.zeros((rows, 12)),
-                     np.zeros(rows), np.zeros(rows), np.zeros(rows, dtype=np.bool_), np.zeros(rows), np.zeros(rows),
-                     np.zeros((8, 3)), np.zeros((MAX_BLOCK, MAX_BLOCK)), np.zeros(MAX_BLOCK))
+                     np.zeros(rows), np.zeros(rows, dtype=np.bool_), np.zeros(rows), np.zeros(rows),
+                     np.zeros((8, 3)), np.zeros((MAX_BLOCK, MAX_BLOCK)), np.zeros(MAX_BLOCK),
+                     np.zeros((rows, 12)), np.zeros((rows, rows)), np.zeros((rows, rows)), index, index.copy(),
+                     index.copy(), np.array([-1, 0]), np.zeros(rows, dtype=np.bool_), np.zeros(rows),
+                     np.zeros(rows), np.zeros(rows), np.zeros(rows), np.zeros(bodies, dtype=np.bool_), np.zeros(1))
 
 
 @njit(cache=True)
@@ -175,24 +196,22 @@ def copy_into(source, target):
 
 
 @njit(cache=True)
-def _turned(state, world, body, table, r):
+def _turned(quat, world, body, table, r):
     """R_body table[r] as a 3-tuple (the world: table[r] itself). Scalars throughout: slicing the arrays
     would create array objects whose reference counting costs more than the arithmetic."""
     vx, vy, vz = table[r, 0], table[r, 1], table[r, 2]
     if body < 0:
         return vx, vy, vz
-    q = state.quat
-    return rot(q[world, body, 0], q[world, body, 1], q[world, body, 2], q[world, body, 3], vx, vy, vz)
+    return rot(quat[world, body, 0], quat[world, body, 1], quat[world, body, 2], quat[world, body, 3], vx, vy, vz)
 
 
 @njit(cache=True)
-def _point(state, world, body, table, r):
+def _point(com, quat, world, body, table, r):
     """(lever R r from the COM, point c + R r) of the point table[r] fixed in ``body`` (m); for the world
     the lever is 0 and the point is table[r] itself."""
     if body < 0:
         return (0.0, 0.0, 0.0), (table[r, 0], table[r, 1], table[r, 2])
-    lever = _turned(state, world, body, table, r)
-    com = state.com
+    lever = _turned(quat, world, body, table, r)
     return lever, (com[world, body, 0] + lever[0], com[world, body, 1] + lever[1], com[world, body, 2] + lever[2])
 
 
@@ -201,14 +220,15 @@ def evaluate_row(rows, r, state, world, grad):
     """Return g of row ``r`` at the current poses of world ``world`` and write its gradient into ``grad``
     (12,): [dg/dx_a, dg/dtheta_a, dg/dx_b, dg/dtheta_b] (world frame)."""
     a, b, kind = rows.body_a[r], rows.body_b[r], rows.kind[r]
+    com, quat = state.com, state.quat
     for i in range(12):
         grad[i] = 0.0
     if kind == ALIGN or kind == ANGLE:
-        u = _turned(state, world, b, rows.axis_b, r)  # u_w = R_b u
+        u = _turned(quat, world, b, rows.axis_b, r)  # u_w = R_b u
         if kind == ALIGN:
             # g = u_w . w_w - c;  d(u_w) = dtheta_b x u_w, d(w_w) = dtheta_a x w_w, so
             # dg = dtheta_b . (u_w x w_w) + dtheta_a . (w_w x u_w).
-            w = _turned(state, world, a, rows.axis_a, r)  # w_w = R_a w
+            w = _turned(quat, world, a, rows.axis_a, r)  # w_w = R_a w
             t = _cross(u, w)
             for i in range(3):
                 grad[ANG_B + i] = t[i]
@@ -218,8 +238,8 @@ def evaluate_row(rows, r, state, world, grad):
         # ANGLE: x = u_w . w_w, y = u_w . (e_w x w_w), phi = atan2(y, x);
         # dphi = (x dy - y dx) / (x^2 + y^2) with dx = (dtheta_b - dtheta_a) . (u_w x w_w) and dy likewise
         # with e_w x w_w (both reference directions turn with a).
-        w = _turned(state, world, a, rows.ref_a, r)
-        normal = _cross(_turned(state, world, a, rows.axis_a, r), w)  # e_w x w_w
+        w = _turned(quat, world, a, rows.ref_a, r)
+        normal = _cross(_turned(quat, world, a, rows.axis_a, r), w)  # e_w x w_w
         x, y = _dot(u, w), _dot(u, normal)
         scale = 1.0 / (x * x + y * y)
         t, d = _cross(u, w), _cross(u, normal)
@@ -229,13 +249,13 @@ def evaluate_row(rows, r, state, world, grad):
             grad[ANG_A + i] = -k
         _clear_world_columns(a, b, grad)
         return math.atan2(y, x) - rows.offset[r]
-    lever_a, point_a = _point(state, world, a, rows.anchor_a, r)
-    lever_b, point_b = _point(state, world, b, rows.anchor_b, r)
+    lever_a, point_a = _point(com, quat, world, a, rows.anchor_a, r)
+    lever_b, point_b = _point(com, quat, world, b, rows.anchor_b, r)
     d = (point_b[0] - point_a[0], point_b[1] - point_a[1], point_b[2] - point_a[2])
     if kind == POINT:
         # g = e . (p_b - p_a) - c with e = R_a e_a:  dg/dx_b = e, dg/dtheta_b = r_b x e, dg/dx_a = -e,
         # dg/dtheta_a = (dtheta_a x e) . d - e . (dtheta_a x r_a) -> e x d - r_a x e = -(p_b - c_a) x e.
-        e = _turned(state, world, a, rows.axis_a, r)
+        e = _turned(quat, world, a, rows.axis_a, r)
         value = _dot(e, d) - rows.offset[r]
         arm = (d[0] + lever_a[0], d[1] + lever_a[1], d[2] + lever_a[2])  # p_b - c_a
     else:
@@ -255,13 +275,15 @@ def evaluate_row(rows, r, state, world, grad):
     return value
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _clear_world_columns(a, b, grad):
     """The world does not move: its six gradient columns are zero."""
     if a < 0:
-        grad[LIN_A:LIN_B] = 0.0
+        for i in range(LIN_A, LIN_B):  # (a loop: a slice would create an array object)
+            grad[i] = 0.0
     if b < 0:
-        grad[LIN_B:] = 0.0
+        for i in range(LIN_B, 12):
+            grad[i] = 0.0
 
 
 @njit(cache=True)
@@ -289,7 +311,7 @@ def coupling(bodies, state, world, a, b, gi, gj, vectors):
             + _body_coupling(bodies, state, world, b, gi, gj, LIN_B, vectors))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _kick(bodies, state, world, body, grad, column, impulse):
     """v += P dg/dx / m,  L += P dg/dtheta for an impulse P along one body's gradient columns."""
     if body < 0:
@@ -299,14 +321,14 @@ def _kick(bodies, state, world, body, grad, column, impulse):
         state.momentum[world, body, i] += impulse * grad[column + 3 + i]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def apply_impulse(bodies, state, world, a, b, grad, impulse):
     """Apply the impulse ``impulse`` (N s, or N m s for angular rows) along the gradient ``grad`` to a and b."""
     _kick(bodies, state, world, a, grad, LIN_A, impulse)
     _kick(bodies, state, world, b, grad, LIN_B, impulse)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def redrift(bodies, state, world, body, h, work):
     """Drift ``body`` again from the start of the step with its corrected half-step velocity and momentum:
     c = c_n + h v_half, q = free-rotor flow of h seconds from q_n at L_half (the drift of step.drift)."""
@@ -314,7 +336,8 @@ def redrift(bodies, state, world, body, h, work):
         return
     for i in range(3):
         state.com[world, body, i] = work.com0[body, i] + h * state.vel[world, body, i]
-    copy_into(work.quat0[body], state.quat[world, body])
+    for i in range(4):
+        state.quat[world, body, i] = work.quat0[body, i]
     free_rotor_drift(state.quat[world, body], bodies.inv_inertia[body], state.momentum[world, body], h)
 
 
@@ -327,6 +350,309 @@ def begin_step(rows, state, world, work):
         copy_into(state.quat[world, body], work.quat0[body])
     for r in range(rows.kind.size):
         evaluate_row(rows, r, state, world, work.start_gradient[r])
+
+
+@njit(cache=True, inline="always")
+def _worse(worst, error):
+    """max(worst, error), with NaN winning (a non-finite error never counts as converged)."""
+    return error if not error <= worst else worst
+
+
+@njit(cache=True, inline="always")
+def _acting_error(sense, value, total):
+    """|value| when the row acts: always for an equality row; for a one-sided row while it pushes (total
+    multiplier != 0, so it must hold or release) or is violated (sense * value < 0); else 0 (slack)."""
+    if sense == EQUALITY or total != 0.0 or sense * value < 0.0:
+        return abs(value)
+    return 0.0
+
+
+# ---- Direct solve: dense LU of the coupling matrix K over a set of rows ------------------------------------
+
+
+@njit(cache=True)
+def factor(matrix, n, pivot, pivot_column, diagonal):
+    """LU-factor matrix[:n, :n] in place by Gaussian elimination with partial pivoting, skipping dependent
+    columns, and return the rank k. Column j is dependent when, after eliminating the previous pivots, no
+    remaining entry of it exceeds SINGULAR times its own diagonal entry |A_jj| (scale-free: the rows of one
+    scene couple from 1/(kg m^2) to 1/kg, many decades apart); its unknown is then left at 0
+    (``solve_factored``), which loses nothing when the system is consistent. ``diagonal`` (n,): scratch.
+
+    Step s (s < k) swapped row s with row pivot[s] (whole rows, so P A = L U with P all swaps applied in
+    order) and pivoted on column pivot_column[s]: U[s, c] = matrix[s, c] for the pivot columns c after it,
+    and L[i, s] = matrix[i, pivot_column[s]] for i > s (unit diagonal)."""
+    for i in range(n):
+        diagonal[i] = abs(matrix[i, i])
+    rank = 0
+    for col in range(n):
+        if rank == n:
+            break
+        best = rank
+        for row in range(rank + 1, n):
+            if abs(matrix[row, col]) > abs(matrix[best, col]):
+                best = row
+        if not abs(matrix[best, col]) > SINGULAR * diagonal[col]:
+            continue
+        for k in range(n):
+            matrix[rank, k], matrix[best, k] = matrix[best, k], matrix[rank, k]
+        pivot[rank], pivot_column[rank] = best, col
+        for row in range(rank + 1, n):
+            multiplier = matrix[row, col] / matrix[rank, col]
+            matrix[row, col] = multiplier
+            for k in range(col + 1, n):
+                matrix[row, k] -= multiplier * matrix[rank, k]
+        rank += 1
+    return rank
+
+
+@njit(cache=True)
+def solve_factored(matrix, n, rank, pivot, pivot_column, rhs):
+    """Overwrite rhs[:n] with x solving A x = rhs, from ``factor``'s LU of A = matrix[:n, :n] of rank
+    ``rank``. The unknowns of dependent columns are 0; the last n - rank equations (consistency) are unused."""
+    for s in range(rank):  # rhs <- P rhs
+        rhs[s], rhs[pivot[s]] = rhs[pivot[s]], rhs[s]
+    for s in range(rank):  # forward: L y = P rhs
+        for row in range(s + 1, n):
+            rhs[row] -= matrix[row, pivot_column[s]] * rhs[s]
+    for s in range(rank - 1, -1, -1):  # back: U x = y over the pivot columns; y[s] becomes x[pivot_column[s]]
+        total = rhs[s]
+        for t in range(s + 1, rank):
+            total -= matrix[s, pivot_column[t]] * rhs[t]
+        rhs[s] = total / matrix[s, pivot_column[s]]
+    for s in range(rank, n):
+        rhs[s] = 0.0
+    # Move x[pivot_column[s]] from slot s to slot pivot_column[s] >= s, from the last step down: the slot
+    # written is never one still to be read (pivot columns increase with s).
+    for s in range(rank - 1, -1, -1):
+        value = rhs[s]
+        rhs[s] = 0.0
+        rhs[pivot_column[s]] = value
+
+
+@njit(cache=True)
+def solve_block(matrix, rhs, n):
+    """Solve matrix[:n, :n] x = rhs[:n] in place (x left in rhs) by ``factor``. Returns False, leaving both
+    garbled, when the rows are dependent (see ``factor``). Allocates its scratch: it serves the block
+    Gauss-Seidel of the trap variants only."""
+    pivot, pivot_column = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    if factor(matrix, n, pivot, pivot_column, np.empty(n)) < n:
+        return False
+    solve_factored(matrix, n, n, pivot, pivot_column, rhs)
+    return True
+
+
+@njit(cache=True)
+def _mobility(bodies, state, world, rows, r, grad, out):
+    """out (12,) = W grad^T: the velocity change (per unit impulse along ``grad``) of row r's bodies, dg/dx / m
+    on the linear columns and R diag(1/I) R^T dg/dtheta on the angular ones (W at the current orientations)."""
+    for body, column in ((rows.body_a[r], LIN_A), (rows.body_b[r], LIN_B)):
+        if body < 0:
+            for i in range(6):
+                out[column + i] = 0.0
+            continue
+        q, inv = state.quat, bodies.inv_inertia
+        for i in range(3):
+            out[column + i] = grad[column + i] * bodies.inv_mass[body]
+        out[column + 3], out[column + 4], out[column + 5] = world_spin(
+            q[world, body, 0], q[world, body, 1], q[world, body, 2], q[world, body, 3], inv[body, 0], inv[body, 1],
+            inv[body, 2], grad[column + 3], grad[column + 4], grad[column + 5])
+
+
+@njit(cache=True)
+def _dot6(left, i, left_column, right, j, right_column):
+    """left[i, left_column:+6] . right[j, right_column:+6] (one body's columns of two 12-number rows)."""
+    total = 0.0
+    for k in range(6):
+        total += left[i, left_column + k] * right[j, right_column + k]
+    return total
+
+
+@njit(cache=True)
+def _shared_coupling(rows, gradient, i, mobility, j):
+    """G_i W D_j^T = sum over the bodies rows i and j share of G_i's columns of that body . (W D_j^T)'s."""
+    total = 0.0
+    aj, bj = rows.body_a[j], rows.body_b[j]
+    for body, column in ((rows.body_a[i], LIN_A), (rows.body_b[i], LIN_B)):
+        if body < 0:
+            continue
+        if body == aj:
+            total += _dot6(gradient, i, column, mobility, j, LIN_A)
+        elif body == bj:
+            total += _dot6(gradient, i, column, mobility, j, LIN_B)
+    return total
+
+
+@njit(cache=True)
+def _assemble(rows, work, scale):
+    """work.matrix[i, j] = scale G_i W D_j^T over the rows taking part (``work.active``), with G the rows'
+    gradients in ``work.gradient`` and W D^T in ``work.mobility``: the change of the residual of row i per
+    unit impulse along row j (K, dense; rows with no body in common couple by 0). Forgets the factored set."""
+    count = rows.kind.size
+    for i in range(count):
+        if not work.active[i]:
+            continue
+        for j in range(count):
+            if work.active[j]:
+                work.matrix[i, j] = scale * _shared_coupling(rows, work.gradient, i, work.mobility, j)
+    work.sizes[0] = -1
+
+
+@njit(cache=True)
+def _initial_set(sense, active, residual, total, member):
+    """The rows solved as equalities first (``member``): every equality row taking part (``active``), and
+    each one-sided one that pushes (total != 0) or is violated (sense * residual < 0). (The helpers of
+    ``_solve_pass`` take the workspace's arrays, not the workspace: every array of a tuple passed to a call
+    costs reference counting.)"""
+    for r in range(sense.size):
+        member[r] = active[r] and (sense[r] == EQUALITY or total[r] != 0.0 or sense[r] * residual[r] < 0.0)
+
+
+@njit(cache=True)
+def _factor_set(member, matrix, factored, order, pivot, pivot_column, diagonal, sizes):
+    """Gather K (``matrix``) over the member rows, in row order (``order``), into ``factored`` and LU-factor
+    it, unless that set is factored already (``sizes``: its row count, -1 for none, and rank). Returns
+    (member count m, rank)."""
+    m = 0
+    same = sizes[0] >= 0
+    for r in range(member.size):
+        if member[r]:
+            same = same and m < sizes[0] and order[m] == r
+            order[m] = r
+            m += 1
+    if same and m == sizes[0]:
+        return m, sizes[1]
+    for k in range(m):
+        for col in range(m):
+            factored[k, col] = matrix[order[k], order[col]]
+    sizes[0], sizes[1] = m, factor(factored, m, pivot, pivot_column, diagonal)
+    return m, sizes[1]
+
+
+@njit(cache=True)
+def _solve_set(work, total):
+    """work.delta: the multiplier changes that zero the linearised residual of every member row, r_i +
+    sum_j K_ij delta_j = 0, while each released row (one-sided, taking part, not a member, total != 0) drops
+    its multiplier to 0 (delta = -total) and every other row keeps it (delta = 0)."""
+    active, member, delta, matrix, order, rhs = work.active, work.member, work.delta, work.matrix, work.order, work.rhs
+    residual = work.residual
+    m, rank = _factor_set(member, matrix, work.factored, order, work.pivot, work.pivot_column, work.diagonal,
+                          work.sizes)
+    released = False
+    for r in range(delta.size):
+        delta[r] = -total[r] if active[r] and not member[r] else 0.0
+        released = released or delta[r] != 0.0
+    for k in range(m):
+        row = order[k]
+        value = -residual[row]
+        if released:
+            for r in range(delta.size):
+                if delta[r] != 0.0:  # (the matrix entries of rows not taking part are stale)
+                    value -= matrix[row, r] * delta[r]
+        rhs[k] = value
+    solve_factored(work.factored, m, rank, work.pivot, work.pivot_column, rhs)
+    for k in range(m):
+        delta[order[k]] = rhs[k]
+
+
+@njit(cache=True)
+def _update_set(sense, active, member, residual, delta, matrix, total, threshold):
+    """Complementarity of the one-sided rows after ``_solve_set``: members whose multiplier would pull
+    (sense * (total + delta) < 0) leave the set; if none does, the non-members that would end violated
+    (sense * (r_i + sum_j K_ij delta_j) < -threshold) join it. Returns whether the set changed."""
+    changed = False
+    for r in range(sense.size):
+        if member[r] and sense[r] != EQUALITY and sense[r] * (total[r] + delta[r]) < 0.0:
+            member[r] = False
+            changed = True
+    if changed:
+        return True
+    for r in range(sense.size):
+        if not active[r] or member[r] or sense[r] == EQUALITY:
+            continue
+        predicted = residual[r]
+        for j in range(sense.size):
+            if delta[j] != 0.0:
+                predicted += matrix[r, j] * delta[j]
+        if sense[r] * predicted < -threshold:
+            member[r] = True
+            changed = True
+    return changed
+
+
+@njit(cache=True)
+def _solve_pass(rows, work, total, threshold):
+    """One linearised solve of the rows taking part for the residuals ``work.residual`` and the accumulated
+    multipliers ``total``, into ``work.delta``: the equality rows exactly (r + K delta = 0), the one-sided
+    rows by an active set (each either held, r_i + (K delta)_i = 0 with sense * (total + delta) >= 0, or
+    released, total + delta = 0 with sense * (r_i + (K delta)_i) >= -threshold). The set starts from
+    ``_initial_set`` and changes until complementarity holds, at most once per row (a cycling set stops
+    there; the caller's next pass goes on from the state it left)."""
+    sense, active, member, residual, delta = rows.sense, work.active, work.member, work.residual, work.delta
+    _initial_set(sense, active, residual, total, member)
+    for _ in range(sense.size + 1):
+        _solve_set(work, total)
+        if not _update_set(sense, active, member, residual, delta, work.matrix, total, threshold):
+            return
+
+
+# ---- SHAKE -------------------------------------------------------------------------------------------------
+
+
+@njit(cache=True, inline="always")
+def _direction_row(solver, work, r):
+    """The impulse direction of row r in SHAKE: G(q_n) (START) or the current gradient (CURRENT)."""
+    return work.start_gradient[r] if solver.gradient == START else work.gradient[r]
+
+
+@njit(cache=True)
+def _apply_shake(rows, bodies, solver, state, world, h, work):
+    """Add the impulses work.delta (N s, N m s) to ``work.impulse_position`` and apply them along the SHAKE
+    directions to the half-step (v, L), then re-drift each body that received one, once."""
+    for r in range(rows.kind.size):
+        impulse = work.delta[r]
+        if impulse == 0.0:
+            continue
+        a, b = rows.body_a[r], rows.body_b[r]
+        work.impulse_position[r] += impulse
+        apply_impulse(bodies, state, world, a, b, _direction_row(solver, work, r), impulse)
+        for body in (a, b):
+            if body >= 0:
+                work.kicked[body] = True
+    for body in range(work.kicked.size):
+        if work.kicked[body]:
+            redrift(bodies, state, world, body, h, work)
+            work.kicked[body] = False
+
+
+@njit(cache=True)
+def _prepare_shake(rows, bodies, state, world, h, work):
+    """The quasi-Newton matrix of this step's SHAKE, K = h G W G0^T (G and W at the first iterate, see
+    ``shake``), over every row whose own coupling K_ii is positive (``work.active``)."""
+    for r in range(rows.kind.size):
+        _mobility(bodies, state, world, rows, r, work.start_gradient[r], work.mobility[r])
+        work.active[r] = True
+    _assemble(rows, work, h)
+    for r in range(rows.kind.size):
+        work.active[r] = work.matrix[r, r] > 0.0
+
+
+@njit(cache=True)
+def _shake_direct(rows, bodies, solver, state, world, h, work):
+    """SHAKE by a quasi-Newton iteration over all rows at once (START gradients, sweep GAUSS_SEIDEL; see
+    ``shake``). Returns the iterations used (evaluations of g, the last one meeting the tolerance) or -1."""
+    for iteration in range(solver.max_sweeps):
+        worst = 0.0
+        for r in range(rows.kind.size):
+            value = evaluate_row(rows, r, state, world, work.gradient[r])
+            work.residual[r] = value
+            worst = _worse(worst, _acting_error(rows.sense[r], value, work.impulse_position[r]))
+        if worst <= solver.tolerance:
+            return iteration + 1
+        if iteration == 0:
+            _prepare_shake(rows, bodies, state, world, h, work)
+        _solve_pass(rows, work, work.impulse_position, solver.tolerance)
+        _apply_shake(rows, bodies, solver, state, world, h, work)
+    return -1
 
 
 @njit(cache=True)
@@ -349,15 +675,9 @@ def _row_impulse(rows, bodies, solver, state, world, h, work, r, value):
 
 
 @njit(cache=True)
-def _worse(worst, error):
-    """max(worst, error), with NaN winning (a non-finite error never counts as converged)."""
-    return error if not error <= worst else worst
-
-
-@njit(cache=True)
 def block_end(rows, r):
     """End (exclusive) of the block of rows that starts at row r: the run of consecutive equality rows on the
-    same body pair, at most MAX_BLOCK long; a one-sided row is a block of its own."""
+    same body pair, at most MAX_BLOCK long; a one-sided row is a block of its own (the trap variants' blocks)."""
     end = r + 1
     if rows.sense[r] != EQUALITY:
         return end
@@ -365,43 +685,6 @@ def block_end(rows, r):
            and rows.body_a[end] == rows.body_a[r] and rows.body_b[end] == rows.body_b[r]):
         end += 1
     return end
-
-
-@njit(cache=True)
-def solve_block(matrix, rhs, n):
-    """Solve matrix[:n, :n] x = rhs[:n] in place (x left in rhs) by Gaussian elimination with partial
-    pivoting. Returns False, leaving both garbled, when a pivot falls below SINGULAR times the largest
-    diagonal entry (dependent rows)."""
-    scale = 0.0
-    for i in range(n):
-        scale = max(scale, abs(matrix[i, i]))
-    for col in range(n):
-        pivot = col
-        for row in range(col + 1, n):
-            if abs(matrix[row, col]) > abs(matrix[pivot, col]):
-                pivot = row
-        if not abs(matrix[pivot, col]) > SINGULAR * scale:
-            return False
-        for k in range(n):
-            matrix[col, k], matrix[pivot, k] = matrix[pivot, k], matrix[col, k]
-        rhs[col], rhs[pivot] = rhs[pivot], rhs[col]
-        for row in range(col + 1, n):
-            factor = matrix[row, col] / matrix[col, col]
-            for k in range(col, n):
-                matrix[row, k] -= factor * matrix[col, k]
-            rhs[row] -= factor * rhs[col]
-    for row in range(n - 1, -1, -1):
-        total = rhs[row]
-        for k in range(row + 1, n):
-            total -= matrix[row, k] * rhs[k]
-        rhs[row] = total / matrix[row, row]
-    return True
-
-
-@njit(cache=True)
-def _direction_row(solver, work, r):
-    """The impulse direction of row r in SHAKE: G(q_n) (START) or the current gradient (CURRENT)."""
-    return work.start_gradient[r] if solver.gradient == START else work.gradient[r]
 
 
 @njit(cache=True)
@@ -446,28 +729,22 @@ def _shake_block(rows, bodies, solver, state, world, h, work, start, end):
 
 
 @njit(cache=True)
-def shake(rows, bodies, solver, state, world, h, work):
-    """Project the drifted poses of world ``world`` back onto the rows (after step.drift, before the
-    closing kick) and correct the half-step velocities and momenta to match. ``begin_step`` must have run
-    before the drift. Returns the number of sweeps used, or -1 if the tolerance was not met in
-    ``solver.max_sweeps`` sweeps (or the poses are not finite).
+def _shake_row(rows, bodies, solver, state, world, h, work, r, impulse):
+    """Apply one SHAKE impulse of row r along its direction and re-drift the row's two bodies."""
+    if impulse == 0.0:
+        return
+    a, b = rows.body_a[r], rows.body_b[r]
+    work.impulse_position[r] += impulse
+    apply_impulse(bodies, state, world, a, b, _direction_row(solver, work, r), impulse)
+    redrift(bodies, state, world, a, h, work)
+    redrift(bodies, state, world, b, h, work)
 
-    For one row: g at the current poses, P = -g / (h G W G0^T), the impulse P along G0 on the half-step
-    (v, L) of the row's bodies, and those bodies drift again from (c_n, q_n). Gauss-Seidel goes block by
-    block (``block_end``: a joint's or weld's equality rows together, solved exactly for their impulses, see
-    ``_shake_block``; every other row alone) and re-evaluates each block after the previous ones moved the
-    bodies; Jacobi (trap) evaluates every row first, then applies all the row impulses. A sweep's error is
-    the largest |g| it met over the equality rows and the one-sided rows that acted; the projection has
-    converged when a whole sweep met no error above ``solver.tolerance``.
 
-    Warm start: the previous step's impulses (left in ``work.impulse_position``) are applied first along G0
-    and the sweeps correct them; the converged poses do not depend on the guess, only the sweep count does.
-    The CURRENT-gradient trap starts from zero so that it stays the plain variant."""
+@njit(cache=True)
+def _shake_sweeps(rows, bodies, solver, state, world, h, work):
+    """SHAKE by sweeps over the rows, for the trap variants (see ``shake``): Jacobi (every row evaluated, then
+    all row impulses applied) or Gauss-Seidel over the blocks of ``block_end`` with the CURRENT gradients."""
     count = rows.kind.size
-    for r in range(count):
-        guess = work.impulse_position[r] if solver.gradient == START else 0.0
-        work.impulse_position[r] = 0.0
-        _shake_row(rows, bodies, solver, state, world, h, work, r, guess)
     for sweep in range(solver.max_sweeps):
         worst = 0.0
         if solver.sweep == JACOBI:
@@ -489,15 +766,41 @@ def shake(rows, bodies, solver, state, world, h, work):
 
 
 @njit(cache=True)
-def _shake_row(rows, bodies, solver, state, world, h, work, r, impulse):
-    """Apply one SHAKE impulse of row r along its direction and re-drift the row's two bodies."""
-    if impulse == 0.0:
-        return
-    a, b = rows.body_a[r], rows.body_b[r]
-    work.impulse_position[r] += impulse
-    apply_impulse(bodies, state, world, a, b, _direction_row(solver, work, r), impulse)
-    redrift(bodies, state, world, a, h, work)
-    redrift(bodies, state, world, b, h, work)
+def shake(rows, bodies, solver, state, world, h, work):
+    """Project the drifted poses of world ``world`` back onto the rows (after step.drift, before the
+    closing kick) and correct the half-step velocities and momenta to match. ``begin_step`` must have run
+    before the drift. Returns the number of iterations (sweeps) used, or -1 if the tolerance was not met in
+    ``solver.max_sweeps`` of them (or the poses are not finite).
+
+    The multipliers lambda (N s per row) act as impulses lambda G0 on the half-step (v, L); the bodies drift
+    again from (c_n, q_n), so g(lambda) = g(q(lambda)) is nonlinear. RATTLE (START gradients, sweep
+    GAUSS_SEIDEL) solves g(lambda) = 0 by a quasi-Newton iteration on all rows at once:
+        delta = -K^{-1} g(q),  K = h G W G0^T  (the derivative dg/dlambda: dc/dlambda = h G0_x^T / m exactly,
+                                                 dtheta/dlambda = h W G0_theta^T to O(h |omega|)),
+    with G and W taken once, at the first iterate (after the warm start), and K LU-factored once (again only
+    when the active set of one-sided rows changes, see ``_solve_pass``). K misses the true derivative by
+    O(h |omega|) (the turn of G and W over the iterations, and the free-rotor flow's curvature), so each
+    iteration gains about that factor: a few iterations from the warm start. The error of an iterate is the
+    largest |g| over the equality rows and the one-sided rows that act (``_acting_error``); the projection
+    has converged when that is at most ``solver.tolerance``.
+
+    The trap variants keep sweeps over the rows (``_shake_sweeps``): Jacobi (every error evaluated once per
+    sweep, then all impulses applied) diverges on coupled rows; the CURRENT gradient (impulses along G(q)
+    instead of G0, Gauss-Seidel over joint blocks) converges but to a non-symplectic step.
+
+    Warm start: the previous step's impulses (left in ``work.impulse_position``) are applied first along G0
+    and the iteration corrects them; the converged poses do not depend on the guess, only the iteration count
+    does. The CURRENT-gradient trap starts from zero so that it stays the plain variant."""
+    for r in range(rows.kind.size):
+        work.delta[r] = work.impulse_position[r] if solver.gradient == START else 0.0
+        work.impulse_position[r] = 0.0
+    _apply_shake(rows, bodies, solver, state, world, h, work)
+    if solver.gradient == START and solver.sweep == GAUSS_SEIDEL:
+        return _shake_direct(rows, bodies, solver, state, world, h, work)
+    return _shake_sweeps(rows, bodies, solver, state, world, h, work)
+
+
+# ---- Velocity projection -----------------------------------------------------------------------------------
 
 
 @njit(cache=True)
@@ -505,7 +808,11 @@ def _body_rate(bodies, state, world, body, grad, column, omega):
     """dg/dt contribution of one body: dg/dx . v + dg/dtheta . w (w = R diag(1/I) R^T L)."""
     if body < 0:
         return 0.0
-    angular_velocity(bodies.inv_inertia[body], state.quat[world, body], state.momentum[world, body], omega)
+    q, inv, momentum = state.quat, bodies.inv_inertia, state.momentum
+    omega[0], omega[1], omega[2] = world_spin(q[world, body, 0], q[world, body, 1], q[world, body, 2],
+                                              q[world, body, 3], inv[body, 0], inv[body, 1], inv[body, 2],
+                                              momentum[world, body, 0], momentum[world, body, 1],
+                                              momentum[world, body, 2])
     total = 0.0
     for i in range(3):
         total += grad[column + i] * state.vel[world, body, i] + grad[column + 3 + i] * omega[i]
@@ -522,13 +829,14 @@ def row_rate(rows, bodies, state, world, r, grad, omega):
 @njit(cache=True)
 def project_velocity(rows, bodies, solver, state, world, h, work):
     """After the closing kick: remove the velocity along the constraints at the new poses, G(q_{n+1}) v = 0
-    for the active rows, by Gauss-Seidel over the same blocks as ``shake``: P = -G v / (G W G^T) for a single
-    row (a block solves its rows' impulses together), impulse P along G. One-sided rows take part
-    when touching or violated (sense * g <= tolerance) or pushed in this step's SHAKE, and then satisfy
-    sense * G v >= 0, sense * P >= 0, (G v) P = 0. The previous step's impulses are the warm start. Returns
-    the sweeps used, or -1 if not converged. (``begin_projection`` then ``projection_sweep`` until it returns
-    no more than ``solver.velocity_tolerance``: solved together with contacts, each sweep is interleaved with a
-    contact sweep.)"""
+    for the active rows, with impulses P along G. The problem is linear: the equality rows are solved exactly
+    by one LU solve of K = G W G^T; one-sided rows take part when touching or violated (sense * g <=
+    tolerance) or pushed in this step's SHAKE, and then satisfy sense * G v >= 0, sense * P >= 0,
+    (G v) P = 0 (active set, see ``_solve_pass``). The previous step's impulses are the warm start. Returns
+    the passes used (the last one only checks the residual: 2 after an exact solve), or -1 if not converged.
+    (``begin_projection`` then ``projection_sweep`` until it returns no more than
+    ``solver.velocity_tolerance``: solved together with contacts, each pass is interleaved with a contact
+    sweep, a block Gauss-Seidel between the rows, solved together, and the contacts.)"""
     begin_projection(rows, bodies, solver, state, world, work)
     for sweep in range(solver.max_sweeps):
         if projection_sweep(rows, bodies, state, world, work) <= solver.velocity_tolerance:
@@ -538,73 +846,45 @@ def project_velocity(rows, bodies, solver, state, world, h, work):
 
 @njit(cache=True)
 def begin_projection(rows, bodies, solver, state, world, work):
-    """Set up the velocity projection at the current poses: each row's gradient G(q_{n+1}) and coupling
-    G W G^T, which rows take part (``work.active``, see ``project_velocity``), and the warm start: the previous
-    step's impulse of each active row applied along its gradient (inactive rows start from zero)."""
+    """Set up the velocity projection at the current poses: each row's gradient G(q_{n+1}), W G^T and the
+    matrix K = G W G^T, which rows take part (``work.active``, see ``project_velocity``), and the warm start:
+    the previous step's impulse of each active row applied along its gradient (inactive rows start from
+    zero)."""
     for r in range(rows.kind.size):
         grad = work.gradient[r]
         value = evaluate_row(rows, r, state, world, grad)
-        a, b = rows.body_a[r], rows.body_b[r]
-        work.coupling[r] = coupling(bodies, state, world, a, b, grad, grad, work.vectors)
+        _mobility(bodies, state, world, rows, r, grad, work.mobility[r])
         work.active[r] = (rows.sense[r] == EQUALITY or rows.sense[r] * value <= solver.tolerance
-                          or work.impulse_position[r] != 0.0) and work.coupling[r] > 0.0
+                          or work.impulse_position[r] != 0.0) and _shared_coupling(rows, work.gradient, r,
+                                                                                    work.mobility, r) > 0.0
         # Warm start from the previous step's impulse of an active row (its sign is already allowed).
         guess = work.impulse_velocity[r] if work.active[r] else 0.0
         work.impulse_velocity[r] = guess
-        apply_impulse(bodies, state, world, a, b, grad, guess)
+        apply_impulse(bodies, state, world, rows.body_a[r], rows.body_b[r], grad, guess)
+    _assemble(rows, work, 1.0)
+    work.threshold[0] = solver.velocity_tolerance
 
 
 @njit(cache=True)
 def projection_sweep(rows, bodies, state, world, work):
-    """One Gauss-Seidel sweep of the velocity projection over the blocks (after ``begin_projection``); returns
-    the largest |G v| it met (m/s or rad/s): converged when that is below ``solver.velocity_tolerance``."""
+    """One pass of the velocity projection (after ``begin_projection``): the rates G v of the active rows at
+    the current velocities, then, unless they already meet the tolerance, one ``_solve_pass`` (exact for the
+    equality rows) whose impulses are added to ``work.impulse_velocity`` and applied. Returns the largest
+    |G v| it met over the rows that act (m/s or rad/s): converged when that is below
+    ``solver.velocity_tolerance``."""
     worst = 0.0
-    r = 0
-    while r < rows.kind.size:
-        end = block_end(rows, r)
-        worst = _worse(worst, _project_block(rows, bodies, state, world, work, r, end))
-        r = end
-    return worst
-
-
-@njit(cache=True)
-def _project_rows(rows, bodies, state, world, work, start, end):
-    """Row-by-row Gauss-Seidel of the velocity projection over the active rows in [start, end): P = -G v /
-    (G W G^T), clamped for one-sided rows. Returns the largest |G v| change asked for."""
-    worst = 0.0
-    for r in range(start, end):
-        if not work.active[r]:
-            continue
-        grad = work.gradient[r]
-        rate = row_rate(rows, bodies, state, world, r, grad, work.vectors[0])
-        impulse = _clamped(rows.sense[r], work.impulse_velocity[r], -rate / work.coupling[r])
-        worst = _worse(worst, abs(impulse * work.coupling[r]))
-        work.impulse_velocity[r] += impulse
-        apply_impulse(bodies, state, world, rows.body_a[r], rows.body_b[r], grad, impulse)
-    return worst
-
-
-@njit(cache=True)
-def _project_block(rows, bodies, state, world, work, start, end):
-    """Velocity projection of one block of equality rows of a body pair, solved together: sum_j G_i W G_j^T
-    P_j = -G_i v. Returns the largest |G_i v|. Single rows and dependent blocks go row by row."""
-    n = end - start
-    if n == 1:
-        return _project_rows(rows, bodies, state, world, work, start, end)
-    a, b = rows.body_a[start], rows.body_b[start]
-    worst = 0.0
-    for i in range(n):
-        rate = row_rate(rows, bodies, state, world, start + i, work.gradient[start + i], work.vectors[0])
-        work.block_rhs[i] = -rate
-        worst = _worse(worst, abs(rate))
-        for j in range(n):
-            work.block[i, j] = coupling(bodies, state, world, a, b, work.gradient[start + i],
-                                        work.gradient[start + j], work.vectors)
-    if not solve_block(work.block, work.block_rhs, n):
-        return _worse(worst, _project_rows(rows, bodies, state, world, work, start, end))
-    for j in range(n):
-        work.impulse_velocity[start + j] += work.block_rhs[j]
-        apply_impulse(bodies, state, world, a, b, work.gradient[start + j], work.block_rhs[j])
+    for r in range(rows.kind.size):
+        if work.active[r]:
+            rate = row_rate(rows, bodies, state, world, r, work.gradient[r], work.vectors[0])
+            work.residual[r] = rate
+            worst = _worse(worst, _acting_error(rows.sense[r], rate, work.impulse_velocity[r]))
+    if worst <= work.threshold[0]:
+        return worst
+    _solve_pass(rows, work, work.impulse_velocity, work.threshold[0])
+    for r in range(rows.kind.size):
+        if work.delta[r] != 0.0:
+            work.impulse_velocity[r] += work.delta[r]
+            apply_impulse(bodies, state, world, rows.body_a[r], rows.body_b[r], work.gradient[r], work.delta[r])
     return worst
 
 
