@@ -18,6 +18,7 @@ MuJoCo's explicit ``<exclude>`` and ``<pair>`` elements are not handled here.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import mujoco
 import numpy as np
@@ -97,21 +98,10 @@ def sweep_axis(lo, hi):
 
 
 @njit(cache=True)
-def sweep_pairs(lo, hi, axis, order, body, parent, contype, conaffinity, filter_parent, out_pairs):
-    """Candidate pairs by sort-and-sweep along world ``axis`` (see ``sweep_axis``); returns their number.
-
-    ``order`` (G,) int64 is a permutation of the geoms that the caller keeps between steps: it is
-    insertion-sorted in place by lo[:, axis], which costs O(G + number of swaps), i.e. O(G) when the order
-    barely changes from step to step (O(G^2) only for the first call on an unsorted scene). The sweep visits
-    the geoms in that order and pairs each with the following ones whose interval on ``axis`` starts before
-    its own ends, testing the other two axes and the filter: cost O(G + overlaps on the axis), about linear in
-    G when the geoms spread along the axis (a floor scene swept along x or y); geoms filling a cube
-    uniformly give O(G^(5/3)), the limit of a one-axis sweep. Planes have lo = -inf and meet every geom.
-    Pairs are written as rows (g1, g2), g1 < g2, of ``out_pairs`` (P, 2); if more than P are found the rest
-    are counted but not written (grow ``out_pairs`` to the returned count and call again).
-    """
-    n = order.size
-    for i in range(1, n):
+def _sort_order(lo, axis, order):
+    """Insertion-sort the persistent permutation ``order`` in place by lo[:, axis] (stable): O(G + swaps),
+    O(G) when the order barely changes from step to step (O(G^2) only for the first call on an unsorted scene)."""
+    for i in range(1, order.size):
         g = order[i]
         key = lo[g, axis]
         j = i - 1
@@ -119,6 +109,33 @@ def sweep_pairs(lo, hi, axis, order, body, parent, contype, conaffinity, filter_
             order[j + 1] = order[j]
             j -= 1
         order[j + 1] = g
+
+
+@njit(cache=True)
+def _overlap(lo, hi, g, h):
+    """The closed AABBs of g and h intersect (touching counts)."""
+    for i in range(3):
+        if lo[h, i] > hi[g, i] or lo[g, i] > hi[h, i]:
+            return False
+    return True
+
+
+@njit(cache=True)
+def sweep_pairs(lo, hi, axis, order, body, parent, contype, conaffinity, filter_parent, out_pairs):
+    """Candidate pairs by sort-and-sweep along world ``axis`` (see ``sweep_axis``); returns their number.
+
+    ``order`` (G,) int64 is a permutation of the geoms that the caller keeps between steps: it is
+    insertion-sorted in place by lo[:, axis] (``_sort_order``). The sweep visits the geoms in that order and
+    pairs each with the following ones whose interval on ``axis`` starts before its own ends, testing the
+    other two axes and the filter: cost O(G + overlaps on the axis), about linear in G when the geoms spread
+    along the axis, but O(G^1.5) for geoms spread over a floor and O(G^(5/3)) for geoms filling a cube (use
+    ``grid_pairs`` there). Planes have lo = -inf and meet every geom. Pairs are written as rows (g1, g2),
+    g1 < g2, of ``out_pairs`` (P, 2), in the order of the sweep: by the position in ``order`` of the pair's
+    earlier geom, then of its later one. If more than P are found the rest are counted but not written (grow
+    ``out_pairs`` to the returned count and call again).
+    """
+    _sort_order(lo, axis, order)
+    n = order.size
     a1, a2 = (axis + 1) % 3, (axis + 2) % 3
     count = 0
     for i in range(n):
@@ -137,6 +154,156 @@ def sweep_pairs(lo, hi, axis, order, body, parent, contype, conaffinity, filter_
                 out_pairs[count, 1] = max(g, h)
             count += 1
     return count
+
+
+class Grid(NamedTuple):
+    """Work arrays of ``grid_pairs`` for G geoms (``Grid.empty(G)``); ``tests`` is an output."""
+
+    rank: np.ndarray  # (G,) int64 position of each geom in ``order``
+    cell: np.ndarray  # (G, 3) int64 grid cell of a small geom's AABB corner lo; cell[g, 0] = LARGE: a large geom
+    start: np.ndarray  # (T + 1,) int64 first entry of each hash bucket in ``items`` (T: a power of two >= 2G)
+    items: np.ndarray  # (G,) int64 the small geoms, bucket by bucket
+    large: np.ndarray  # (G,) int64 the large geoms (infinite or wider than a cell), in the order of ``order``
+    tests: np.ndarray  # (1,) int64 AABB overlap tests made by the last call (the broad phase's work)
+
+    @staticmethod
+    def empty(geoms: int) -> Grid:
+        buckets = 2
+        while buckets < 2 * geoms:
+            buckets *= 2
+        index = np.zeros(geoms, dtype=np.int64)
+        return Grid(index.copy(), np.zeros((geoms, 3), dtype=np.int64), np.zeros(buckets + 1, dtype=np.int64),
+                    index.copy(), index.copy(), np.zeros(1, dtype=np.int64))
+
+
+LARGE = np.iinfo(np.int64).min  # Grid.cell[g, 0] of a large geom
+_CELL_LIMIT = 2.0**40  # |cell index| is clamped here (a geom that far out shares the last cell with its neighbours)
+
+
+@njit(cache=True)
+def _bucket(grid, x, y, z):
+    """Hash bucket of the cell (x, y, z) (spatial hashing with three large primes, modulo T)."""
+    return ((x * 73856093) ^ (y * 19349663) ^ (z * 83492791)) & (grid.start.size - 2)
+
+
+@njit(cache=True)
+def _emit(g, h, count, out_pairs):
+    """Write the pair (min, max) as row ``count`` of ``out_pairs`` if it fits; returns count + 1."""
+    if count < out_pairs.shape[0]:
+        out_pairs[count, 0] = min(g, h)
+        out_pairs[count, 1] = max(g, h)
+    return count + 1
+
+
+@njit(cache=True)
+def grid_pairs(lo, hi, axis, order, body, parent, contype, conaffinity, filter_parent, grid, out_pairs):
+    """The pairs of ``sweep_pairs`` (the same set, in the same order, ``order`` sorted the same way) from a
+    uniform grid: cost about linear in G wherever the geoms are (a floor, a cube), for geoms of similar sizes.
+
+    Cell size c = twice the mean over the finite AABBs of their largest width. A geom whose AABB is at most
+    c (1 - 1e-6) wide on every axis is small and lives in the cell floor(lo / c) of its corner lo. Two small
+    geoms that overlap lie in neighbouring cells: lo_g <= hi_h <= lo_h + c on each axis, so
+    floor(lo_g / c) - floor(lo_h / c) < (lo_g - lo_h) / c + 1 <= 2, i.e. at most 1 (the 1e-6 absorbs the
+    rounding of lo / c). Each small geom is paired with the small geoms of the 27 cells around its own (found
+    by spatial hashing into T buckets) and with the large geoms (planes, a big floor box); each large geom with
+    every geom. Every pair is tested once, from its geom earlier in ``order``, and each geom's partners are
+    insertion-sorted by their position in ``order``, which gives the sweep's order. ``grid.tests[0]``: the
+    AABB overlap tests made. Overflow of ``out_pairs`` as in ``sweep_pairs``, except that the rows written are
+    then not the first P pairs of that order.
+    """
+    _sort_order(lo, axis, order)
+    n = order.size
+    rank, cell, start, items, large = grid.rank, grid.cell, grid.start, grid.items, grid.large
+    width, finite = 0.0, 0
+    for i in range(n):
+        g = order[i]
+        rank[g] = i
+        w = max(hi[g, 0] - lo[g, 0], hi[g, 1] - lo[g, 1], hi[g, 2] - lo[g, 2])
+        if math.isfinite(w):
+            width += w
+            finite += 1
+    size = 2.0 * width / max(finite, 1)
+    start[:] = 0
+    nlarge = 0
+    for i in range(n):
+        g = order[i]
+        small = size > 0.0
+        for k in range(3):
+            small = small and hi[g, k] - lo[g, k] <= size * (1.0 - 1e-6)
+        if not small:
+            cell[g, 0] = LARGE
+            large[nlarge] = g
+            nlarge += 1
+            continue
+        for k in range(3):
+            cell[g, k] = int(max(-_CELL_LIMIT, min(_CELL_LIMIT, math.floor(lo[g, k] / size))))
+        start[_bucket(grid, cell[g, 0], cell[g, 1], cell[g, 2]) + 1] += 1
+    for b in range(1, start.size):
+        start[b] += start[b - 1]
+    for i in range(n):  # counting sort into the buckets; start[b] runs to the end of bucket b meanwhile
+        g = order[i]
+        if cell[g, 0] != LARGE:
+            b = _bucket(grid, cell[g, 0], cell[g, 1], cell[g, 2])
+            items[start[b]] = g
+            start[b] += 1
+    for b in range(start.size - 1, 0, -1):
+        start[b] = start[b - 1]
+    start[0] = 0
+    count, tests = 0, 0
+    for i in range(n):
+        g = order[i]
+        first = count
+        if cell[g, 0] == LARGE:
+            for j in range(i + 1, n):
+                h = order[j]
+                tests += 1
+                if _overlap(lo, hi, g, h) and can_collide(g, h, body, parent, contype, conaffinity, filter_parent):
+                    count = _emit(g, h, count, out_pairs)
+            continue
+        for dx in range(-1, 2):
+            for dy in range(-1, 2):
+                for dz in range(-1, 2):
+                    x, y, z = cell[g, 0] + dx, cell[g, 1] + dy, cell[g, 2] + dz
+                    b = _bucket(grid, x, y, z)
+                    for e in range(start[b], start[b + 1]):
+                        h = items[e]
+                        if rank[h] <= i or cell[h, 0] != x or cell[h, 1] != y or cell[h, 2] != z:
+                            continue
+                        tests += 1
+                        if _overlap(lo, hi, g, h) and can_collide(g, h, body, parent, contype, conaffinity,
+                                                                  filter_parent):
+                            count = _emit(g, h, count, out_pairs)
+        for e in range(nlarge):
+            h = large[e]
+            if rank[h] <= i:
+                continue
+            tests += 1
+            if _overlap(lo, hi, g, h) and can_collide(g, h, body, parent, contype, conaffinity, filter_parent):
+                count = _emit(g, h, count, out_pairs)
+        # g's partners by their position in ``order`` (a handful: insertion sort)
+        for r in range(first + 1, min(count, out_pairs.shape[0])):
+            p0, p1 = out_pairs[r, 0], out_pairs[r, 1]
+            key = rank[p0 + p1 - g]
+            q = r - 1
+            while q >= first and rank[out_pairs[q, 0] + out_pairs[q, 1] - g] > key:
+                out_pairs[q + 1, 0], out_pairs[q + 1, 1] = out_pairs[q, 0], out_pairs[q, 1]
+                q -= 1
+            out_pairs[q + 1, 0], out_pairs[q + 1, 1] = p0, p1
+    grid.tests[0] = tests
+    return count
+
+
+# Up to this many geoms ``broad_pairs`` sweeps (fewer operations than setting up the grid), above it uses the grid.
+SWEEP_LIMIT = 64
+
+
+@njit(cache=True)
+def broad_pairs(lo, hi, axis, order, body, parent, contype, conaffinity, filter_parent, grid, out_pairs):
+    """The candidate pairs (``sweep_pairs``' set and order) by the sweep for up to SWEEP_LIMIT geoms, else by
+    ``grid_pairs``; returns their number."""
+    if order.size <= SWEEP_LIMIT:
+        return sweep_pairs(lo, hi, axis, order, body, parent, contype, conaffinity, filter_parent, out_pairs)
+    return grid_pairs(lo, hi, axis, order, body, parent, contype, conaffinity, filter_parent, grid, out_pairs)
 
 
 def filter_arrays(model: mujoco.MjModel) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
