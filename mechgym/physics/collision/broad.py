@@ -1,4 +1,5 @@
-"""Broad phase: world-space AABBs and a sort-and-sweep on one axis giving the candidate geom pairs.
+"""Broad phase: world-space AABBs and the candidate geom pairs, by a sort-and-sweep on one axis (few geoms) or a
+uniform grid (many: work linear in the number of geoms wherever they lie), both in the same order.
 
 Per-geom arrays (G = number of geoms), MuJoCo's layout:
   types (G,) int64 mjtGeom codes; sizes (G, 3) ``geom_size`` (m); pos (G, 3) ``geom_xpos`` (m);
@@ -18,7 +19,6 @@ MuJoCo's explicit ``<exclude>`` and ``<pair>`` elements are not handled here.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
 import mujoco
 import numpy as np
@@ -156,34 +156,35 @@ def sweep_pairs(lo, hi, axis, order, body, parent, contype, conaffinity, filter_
     return count
 
 
-class Grid(NamedTuple):
-    """Work arrays of ``grid_pairs`` for G geoms (``Grid.empty(G)``); ``tests`` is an output."""
-
-    rank: np.ndarray  # (G,) int64 position of each geom in ``order``
-    cell: np.ndarray  # (G, 3) int64 grid cell of a small geom's AABB corner lo; cell[g, 0] = LARGE: a large geom
-    start: np.ndarray  # (T + 1,) int64 first entry of each hash bucket in ``items`` (T: a power of two >= 2G)
-    items: np.ndarray  # (G,) int64 the small geoms, bucket by bucket
-    large: np.ndarray  # (G,) int64 the large geoms (infinite or wider than a cell), in the order of ``order``
-    tests: np.ndarray  # (1,) int64 AABB overlap tests made by the last call (the broad phase's work)
-
-    @staticmethod
-    def empty(geoms: int) -> Grid:
-        buckets = 2
-        while buckets < 2 * geoms:
-            buckets *= 2
-        index = np.zeros(geoms, dtype=np.int64)
-        return Grid(index.copy(), np.zeros((geoms, 3), dtype=np.int64), np.zeros(buckets + 1, dtype=np.int64),
-                    index.copy(), index.copy(), np.zeros(1, dtype=np.int64))
+def grid_scratch(geoms: int) -> np.ndarray:
+    """The work array of ``grid_pairs`` for G geoms: one int64 array (every array a kernel receives in a named
+    tuple costs reference counting at each call that LLVM does not inline), laid out as
+      [0]                  the AABB overlap tests made by the last call (the broad phase's work; an output)
+      [1, 1 + G)           rank: position of each geom in ``order``
+      [1 + G, 1 + 4G)      cell (G, 3): grid cell of a small geom's AABB corner lo; cell[g, 0] = LARGE: a large geom
+      [1 + 4G, 1 + 5G)     items: the small geoms, hash bucket by hash bucket
+      [1 + 5G, 1 + 6G)     large: the large geoms (infinite or wider than a cell), in the order of ``order``
+      [1 + 6G, 2 + 6G + T) start: first entry of each of the T buckets in ``items`` (T: a power of two >= 2G)."""
+    buckets = 2
+    while buckets < 2 * geoms:
+        buckets *= 2
+    return np.zeros(2 + 6 * geoms + buckets, dtype=np.int64)
 
 
-LARGE = np.iinfo(np.int64).min  # Grid.cell[g, 0] of a large geom
+LARGE = np.iinfo(np.int64).min  # cell[g, 0] of a large geom (see grid_scratch)
 _CELL_LIMIT = 2.0**40  # |cell index| is clamped here (a geom that far out shares the last cell with its neighbours)
 
 
 @njit(cache=True)
-def _bucket(grid, x, y, z):
-    """Hash bucket of the cell (x, y, z) (spatial hashing with three large primes, modulo T)."""
-    return ((x * 73856093) ^ (y * 19349663) ^ (z * 83492791)) & (grid.start.size - 2)
+def _cell(x, size):
+    """Index of the grid cell of size ``size`` (m) holding the coordinate x, floor(x / size), clamped."""
+    return int(max(-_CELL_LIMIT, min(_CELL_LIMIT, math.floor(x / size))))
+
+
+@njit(cache=True)
+def _bucket(x, y, z, buckets):
+    """Hash bucket of the cell (x, y, z) (spatial hashing with three large primes, modulo T = ``buckets``)."""
+    return ((x * 73856093) ^ (y * 19349663) ^ (z * 83492791)) & (buckets - 1)
 
 
 @njit(cache=True)
@@ -198,22 +199,26 @@ def _emit(g, h, count, out_pairs):
 @njit(cache=True)
 def grid_pairs(lo, hi, axis, order, body, parent, contype, conaffinity, filter_parent, grid, out_pairs):
     """The pairs of ``sweep_pairs`` (the same set, in the same order, ``order`` sorted the same way) from a
-    uniform grid: cost about linear in G wherever the geoms are (a floor, a cube), for geoms of similar sizes.
+    uniform grid: work about linear in G wherever the geoms are (a floor, a cube), for geoms of similar sizes.
 
-    Cell size c = twice the mean over the finite AABBs of their largest width. A geom whose AABB is at most
-    c (1 - 1e-6) wide on every axis is small and lives in the cell floor(lo / c) of its corner lo. Two small
-    geoms that overlap lie in neighbouring cells: lo_g <= hi_h <= lo_h + c on each axis, so
-    floor(lo_g / c) - floor(lo_h / c) < (lo_g - lo_h) / c + 1 <= 2, i.e. at most 1 (the 1e-6 absorbs the
-    rounding of lo / c). Each small geom is paired with the small geoms of the 27 cells around its own (found
-    by spatial hashing into T buckets) and with the large geoms (planes, a big floor box); each large geom with
-    every geom. Every pair is tested once, from its geom earlier in ``order``, and each geom's partners are
-    insertion-sorted by their position in ``order``, which gives the sweep's order. ``grid.tests[0]``: the
-    AABB overlap tests made. Overflow of ``out_pairs`` as in ``sweep_pairs``, except that the rows written are
-    then not the first P pairs of that order.
+    Cell size c = twice the mean over the finite AABBs of their largest width. A geom whose AABB is at most c
+    wide on every axis is small and lives in the cell floor(lo / c) of its corner lo; the others (planes, a big
+    floor box) are large. If small geoms g and h overlap, then on each axis lo_g - w <= lo_h <= hi_g, w being
+    the largest width of a small geom, so h lies in one of the cells floor((lo_g - w) / c) .. floor(hi_g / c)
+    (one to three per axis; division by c > 0 is monotonic in floating point, and w is taken 1e-6 larger
+    against the rounding of the widths). Each small geom is paired with the small geoms of those cells (found
+    by spatial hashing into T buckets, a cell at a time) and with the large geoms; each large geom with every
+    geom. Every pair is tested once, from its geom earlier in ``order``, and each geom's partners are
+    insertion-sorted by their position in ``order``, which gives the sweep's order. ``grid``: the work array
+    (``grid_scratch(G)``), grid[0] the AABB overlap tests made. Overflow of ``out_pairs`` as in ``sweep_pairs``,
+    except that the rows written are then not the first P pairs of that order.
     """
     _sort_order(lo, axis, order)
     n = order.size
-    rank, cell, start, items, large = grid.rank, grid.cell, grid.start, grid.items, grid.large
+    rank = grid[1:1 + n]
+    cell = grid[1 + n:1 + 4 * n].reshape((n, 3))
+    items, large, start = grid[1 + 4 * n:1 + 5 * n], grid[1 + 5 * n:1 + 6 * n], grid[1 + 6 * n:]
+    buckets = start.size - 1
     width, finite = 0.0, 0
     for i in range(n):
         g = order[i]
@@ -224,26 +229,26 @@ def grid_pairs(lo, hi, axis, order, body, parent, contype, conaffinity, filter_p
             finite += 1
     size = 2.0 * width / max(finite, 1)
     start[:] = 0
-    nlarge = 0
+    nlarge, reach = 0, 0.0
     for i in range(n):
         g = order[i]
-        small = size > 0.0
-        for k in range(3):
-            small = small and hi[g, k] - lo[g, k] <= size * (1.0 - 1e-6)
-        if not small:
+        w = max(hi[g, 0] - lo[g, 0], hi[g, 1] - lo[g, 1], hi[g, 2] - lo[g, 2])
+        if not w <= size or size <= 0.0:  # NaN widths too
             cell[g, 0] = LARGE
             large[nlarge] = g
             nlarge += 1
             continue
+        reach = max(reach, w)
         for k in range(3):
-            cell[g, k] = int(max(-_CELL_LIMIT, min(_CELL_LIMIT, math.floor(lo[g, k] / size))))
-        start[_bucket(grid, cell[g, 0], cell[g, 1], cell[g, 2]) + 1] += 1
+            cell[g, k] = _cell(lo[g, k], size)
+        start[_bucket(cell[g, 0], cell[g, 1], cell[g, 2], buckets) + 1] += 1
+    reach *= 1.0 + 1e-6
     for b in range(1, start.size):
         start[b] += start[b - 1]
     for i in range(n):  # counting sort into the buckets; start[b] runs to the end of bucket b meanwhile
         g = order[i]
         if cell[g, 0] != LARGE:
-            b = _bucket(grid, cell[g, 0], cell[g, 1], cell[g, 2])
+            b = _bucket(cell[g, 0], cell[g, 1], cell[g, 2], buckets)
             items[start[b]] = g
             start[b] += 1
     for b in range(start.size - 1, 0, -1):
@@ -260,11 +265,10 @@ def grid_pairs(lo, hi, axis, order, body, parent, contype, conaffinity, filter_p
                 if _overlap(lo, hi, g, h) and can_collide(g, h, body, parent, contype, conaffinity, filter_parent):
                     count = _emit(g, h, count, out_pairs)
             continue
-        for dx in range(-1, 2):
-            for dy in range(-1, 2):
-                for dz in range(-1, 2):
-                    x, y, z = cell[g, 0] + dx, cell[g, 1] + dy, cell[g, 2] + dz
-                    b = _bucket(grid, x, y, z)
+        for x in range(_cell(lo[g, 0] - reach, size), _cell(hi[g, 0], size) + 1):
+            for y in range(_cell(lo[g, 1] - reach, size), _cell(hi[g, 1], size) + 1):
+                for z in range(_cell(lo[g, 2] - reach, size), _cell(hi[g, 2], size) + 1):
+                    b = _bucket(x, y, z, buckets)
                     for e in range(start[b], start[b + 1]):
                         h = items[e]
                         if rank[h] <= i or cell[h, 0] != x or cell[h, 1] != y or cell[h, 2] != z:
@@ -289,7 +293,7 @@ def grid_pairs(lo, hi, axis, order, body, parent, contype, conaffinity, filter_p
                 out_pairs[q + 1, 0], out_pairs[q + 1, 1] = out_pairs[q, 0], out_pairs[q, 1]
                 q -= 1
             out_pairs[q + 1, 0], out_pairs[q + 1, 1] = p0, p1
-    grid.tests[0] = tests
+    grid[0] = tests
     return count
 
 

@@ -12,11 +12,11 @@ from collision_testing import random_quat, rot
 from mechgym.physics.collision import BOX, CAPSULE, CYLINDER, PLANE, SPHERE
 from mechgym.physics.collision.broad import (
     SWEEP_LIMIT,
-    Grid,
     broad_pairs,
     filter_arrays,
     geom_aabbs,
     grid_pairs,
+    grid_scratch,
     sweep_axis,
     sweep_pairs,
 )
@@ -153,10 +153,10 @@ def test_grid_gives_the_sweeps_pairs_in_the_sweeps_order():
         for axis, filter_parent in ((sweep_axis(lo, hi), True), (0, False), (2, True)):
             filters = (body, parent, contype, conaffinity, filter_parent)
             swept, swept_order = _pairs(sweep_pairs, lo, hi, axis, order, filters)
-            gridded, grid_order = _pairs(grid_pairs, lo, hi, axis, order, filters, Grid.empty(model.ngeom))
+            gridded, grid_order = _pairs(grid_pairs, lo, hi, axis, order, filters, grid_scratch(model.ngeom))
             assert gridded == swept and np.array_equal(grid_order, swept_order)
             assert set(swept) == _brute_force(lo, hi, *filters)
-            assert _pairs(broad_pairs, lo, hi, axis, order, filters, Grid.empty(model.ngeom))[0] == swept
+            assert _pairs(broad_pairs, lo, hi, axis, order, filters, grid_scratch(model.ngeom))[0] == swept
 
 
 def _floor_of_boxes(rng, count):
@@ -179,11 +179,11 @@ def test_grid_work_grows_linearly_with_the_number_of_geoms():
     per_geom = []
     for count in (100, 400, 1600, 6400):
         lo, hi, filters = _floor_of_boxes(rng, count)
-        grid = Grid.empty(count + 1)
+        grid = grid_scratch(count + 1)
         order = np.arange(count + 1, dtype=np.int64)
         pairs, _ = _pairs(grid_pairs, lo, hi, sweep_axis(lo, hi), order, filters, grid)
         assert count // 2 < len(pairs) < 4 * count  # every box meets the plane, a few meet each other
-        per_geom.append(grid.tests[0] / (count + 1))
+        per_geom.append(grid[0] / (count + 1))
     # tests per geom: the plane's G - 1 plus each box's neighbours in 27 cells, about constant
     assert max(per_geom) < 1.3 * min(per_geom)
     assert count > SWEEP_LIMIT
