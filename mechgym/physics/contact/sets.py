@@ -219,7 +219,7 @@ def geom_poses(geoms, state, world, scratch):
             _geom_pose(geoms, g, c[0], c[1], c[2], q[0], q[1], q[2], q[3], scratch.pos, scratch.mat)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def body_geoms_at(geoms, b, com, quat, scratch):
     """scratch.pos/mat of body b's geoms for the body pose (com (3,), quat (4,))."""
     for g in range(geoms.type.size):
