@@ -3,11 +3,11 @@
     python benchmarks/profile_contacts.py [--steps N]
 
 An instrumented copy of ``step.advance``'s path for scenes of free bodies with contacts and nothing else
-(no constraint rows, no velocity-dependent forces, no force windows) runs N steps and reads the CPU's cycle counter
-(``llvm.readcyclecounter``) between the stages; cycles become µs by the wall time of the whole run. The
-stages are those of ``step.advance``; find_contacts is split into its parts (geom poses, continuous collision,
-AABBs, broad phase, narrow phase and rows, classification) by running them one by one as find_contacts
-does. Not a test, nothing is asserted; the numbers are for finding hot spots.
+(no constraint rows, no velocity-dependent forces, no force windows) runs N steps and reads the CPU's cycle
+counter (``llvm.readcyclecounter``) between the stages; cycles become µs by the wall time of the whole run.
+The stages are those of ``step.advance``; find_contacts is split into its parts (previous set and geom poses,
+continuous collision, AABBs, broad phase, narrow phase and rows, classification) by running them one by one
+as find_contacts does. Not a test, nothing is asserted; the numbers are for finding hot spots.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from mechgym.physics.forces import smooth_wrench
 from mechgym.physics.kinematics import FRAME_SIZE
 from mechgym.physics.step import _copy_world, _finite, drift, opening_kick
 
-STAGES = ("save", "opening kick", "warm start", "begin step", "drift", "geom poses", "ccd (_first_touch)", "aabbs",
-          "broad phase", "narrow + rows", "classify", "correct positions", "closing kick", "solve contacts",
+STAGES = ("save", "opening kick", "warm start", "begin step", "drift", "prev set + poses", "ccd (_first_touch)",
+          "aabbs", "broad phase", "narrow + rows", "classify", "correct positions", "closing kick", "solve contacts",
           "settle impacts", "finite check")
 DT = 1e-3  # s, as bench_engine
 CONTACT_SCENES = ("box on a plane", "3-box stack", "cube drop")
