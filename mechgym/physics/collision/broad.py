@@ -297,8 +297,10 @@ def grid_pairs(lo, hi, axis, order, body, parent, contype, conaffinity, filter_p
     return count
 
 
-# Up to this many geoms ``broad_pairs`` sweeps (fewer operations than setting up the grid), above it uses the grid.
-SWEEP_LIMIT = 64
+# Up to this many geoms ``broad_pairs`` sweeps, above it uses the grid. The grid's work is linear in G but costs
+# ~10x more per AABB test (hash probes, scattered memory); on boxes strewn over a floor (the sweep's bad case,
+# O(G^1.5)) the two take the same time between G = 1600 and 6400 (benchmarks/bench_broad.py).
+SWEEP_LIMIT = 4096
 
 
 @njit(cache=True)

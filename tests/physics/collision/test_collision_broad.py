@@ -181,10 +181,14 @@ def test_grid_work_grows_linearly_with_the_number_of_geoms():
         lo, hi, filters = _floor_of_boxes(rng, count)
         grid = grid_scratch(count + 1)
         order = np.arange(count + 1, dtype=np.int64)
-        pairs, _ = _pairs(grid_pairs, lo, hi, sweep_axis(lo, hi), order, filters, grid)
+        axis = sweep_axis(lo, hi)
+        pairs, _ = _pairs(grid_pairs, lo, hi, axis, order, filters, grid)
         assert count // 2 < len(pairs) < 4 * count  # every box meets the plane, a few meet each other
         per_geom.append(grid[0] / (count + 1))
-    # tests per geom: the plane's G - 1 plus each box's neighbours in 27 cells, about constant
+        if count > SWEEP_LIMIT:  # broad_pairs takes the grid here
+            assert _pairs(broad_pairs, lo, hi, axis, order, filters, grid)[0] == pairs
+            assert _pairs(sweep_pairs, lo, hi, axis, order, filters)[0] == pairs
+    # tests per geom (the plane's G - 1 shared out, plus each box's neighbours in a few cells): about constant
     assert max(per_geom) < 1.3 * min(per_geom)
     assert count > SWEEP_LIMIT
 
