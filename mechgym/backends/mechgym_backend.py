@@ -31,6 +31,7 @@ from ..physics import (
 )
 from ..physics.constraints import DISTANCE, LIN_B, Workspace
 from ..physics.contact import MARGIN, ContactSet, Joined, Scratch, prime_contacts, sweep_setup
+from ..physics.dispatch import Direct
 from ..physics.joints import state_from_mujoco, store_coordinates, turns_from_qpos
 from ..physics.kinematics import BODY_QUAT, FRAME_SIZE, OFFSET, OMEGA, ORIGIN_VEL, derive_frame, store_generalized
 from ..physics.state import energy
@@ -58,6 +59,7 @@ class MechgymSimulator(Simulator):
         self._vectors, self._grad = np.zeros((8, 3)), np.zeros(12)  # scratch for store_coordinates
         self._contacts = ContactSet.empty(1, CONTACTS, EVENTS)
         self._scratch = Scratch.empty(model.ngeom, self.engine.mj_body.size, CONTACTS, PAIRS)
+        self._kernel = Direct(advance)  # advance without the dispatcher's per-call typing (physics.dispatch)
         self._reset_physics()
 
     # ----------------------------------------------------------------- stepping
@@ -65,8 +67,9 @@ class MechgymSimulator(Simulator):
         engine = self.engine
         contacts = self._contacts
         while n > 0:
-            advance(engine.bodies, engine.actuators, engine.env, engine.linkage, engine.geoms, self._window_arrays(),
-                    self._state, contacts, self._scratch, self._ctrl, self._step_count, n, self._dt, self._status)
+            self._kernel(engine.bodies, engine.actuators, engine.env, engine.linkage, engine.geoms,
+                         self._window_arrays(), self._state, contacts, self._scratch, self._ctrl, self._step_count, n,
+                         self._dt, self._status)
             # The kernel stops early (status OK) before its event buffer could overflow: collect and go on.
             for e in range(int(contacts.event_count[0])):
                 g1, g2 = contacts.event_geom[0, e]

@@ -1,4 +1,5 @@
-"""Broad phase: world-space AABBs and a sort-and-sweep on one axis giving the candidate geom pairs.
+"""Broad phase: world-space AABBs and the candidate geom pairs, by a sort-and-sweep on one axis (few geoms) or a
+uniform grid (many: work linear in the number of geoms wherever they lie), both in the same order.
 
 Per-geom arrays (G = number of geoms), MuJoCo's layout:
   types (G,) int64 mjtGeom codes; sizes (G, 3) ``geom_size`` (m); pos (G, 3) ``geom_xpos`` (m);
@@ -97,21 +98,10 @@ def sweep_axis(lo, hi):
 
 
 @njit(cache=True)
-def sweep_pairs(lo, hi, axis, order, body, parent, contype, conaffinity, filter_parent, out_pairs):
-    """Candidate pairs by sort-and-sweep along world ``axis`` (see ``sweep_axis``); returns their number.
-
-    ``order`` (G,) int64 is a permutation of the geoms that the caller keeps between steps: it is
-    insertion-sorted in place by lo[:, axis], which costs O(G + number of swaps), i.e. O(G) when the order
-    barely changes from step to step (O(G^2) only for the first call on an unsorted scene). The sweep visits
-    the geoms in that order and pairs each with the following ones whose interval on ``axis`` starts before
-    its own ends, testing the other two axes and the filter: cost O(G + overlaps on the axis), about linear in
-    G when the geoms spread along the axis (a floor scene swept along x or y); geoms filling a cube
-    uniformly give O(G^(5/3)), the limit of a one-axis sweep. Planes have lo = -inf and meet every geom.
-    Pairs are written as rows (g1, g2), g1 < g2, of ``out_pairs`` (P, 2); if more than P are found the rest
-    are counted but not written (grow ``out_pairs`` to the returned count and call again).
-    """
-    n = order.size
-    for i in range(1, n):
+def _sort_order(lo, axis, order):
+    """Insertion-sort the persistent permutation ``order`` in place by lo[:, axis] (stable): O(G + swaps),
+    O(G) when the order barely changes from step to step (O(G^2) only for the first call on an unsorted scene)."""
+    for i in range(1, order.size):
         g = order[i]
         key = lo[g, axis]
         j = i - 1
@@ -119,6 +109,33 @@ def sweep_pairs(lo, hi, axis, order, body, parent, contype, conaffinity, filter_
             order[j + 1] = order[j]
             j -= 1
         order[j + 1] = g
+
+
+@njit(cache=True)
+def _overlap(lo, hi, g, h):
+    """The closed AABBs of g and h intersect (touching counts)."""
+    for i in range(3):
+        if lo[h, i] > hi[g, i] or lo[g, i] > hi[h, i]:
+            return False
+    return True
+
+
+@njit(cache=True)
+def sweep_pairs(lo, hi, axis, order, body, parent, contype, conaffinity, filter_parent, out_pairs):
+    """Candidate pairs by sort-and-sweep along world ``axis`` (see ``sweep_axis``); returns their number.
+
+    ``order`` (G,) int64 is a permutation of the geoms that the caller keeps between steps: it is
+    insertion-sorted in place by lo[:, axis] (``_sort_order``). The sweep visits the geoms in that order and
+    pairs each with the following ones whose interval on ``axis`` starts before its own ends, testing the
+    other two axes and the filter: cost O(G + overlaps on the axis), about linear in G when the geoms spread
+    along the axis, but O(G^1.5) for geoms spread over a floor and O(G^(5/3)) for geoms filling a cube (use
+    ``grid_pairs`` there). Planes have lo = -inf and meet every geom. Pairs are written as rows (g1, g2),
+    g1 < g2, of ``out_pairs`` (P, 2), in the order of the sweep: by the position in ``order`` of the pair's
+    earlier geom, then of its later one. If more than P are found the rest are counted but not written (grow
+    ``out_pairs`` to the returned count and call again).
+    """
+    _sort_order(lo, axis, order)
+    n = order.size
     a1, a2 = (axis + 1) % 3, (axis + 2) % 3
     count = 0
     for i in range(n):
@@ -137,6 +154,162 @@ def sweep_pairs(lo, hi, axis, order, body, parent, contype, conaffinity, filter_
                 out_pairs[count, 1] = max(g, h)
             count += 1
     return count
+
+
+def grid_scratch(geoms: int) -> np.ndarray:
+    """The work array of ``grid_pairs`` for G geoms: one int64 array (every array a kernel receives in a named
+    tuple costs reference counting at each call that LLVM does not inline), laid out as
+      [0]                  the AABB overlap tests made by the last call (the broad phase's work; an output)
+      [1, 1 + G)           rank: position of each geom in ``order``
+      [1 + G, 1 + 4G)      cell (G, 3): grid cell of a small geom's AABB corner lo; cell[g, 0] = LARGE: a large geom
+      [1 + 4G, 1 + 5G)     items: the small geoms, hash bucket by hash bucket
+      [1 + 5G, 1 + 6G)     large: the large geoms (infinite or wider than a cell), in the order of ``order``
+      [1 + 6G, 2 + 6G + T) start: first entry of each of the T buckets in ``items`` (T: a power of two >= 2G)."""
+    buckets = 2
+    while buckets < 2 * geoms:
+        buckets *= 2
+    return np.zeros(2 + 6 * geoms + buckets, dtype=np.int64)
+
+
+LARGE = np.iinfo(np.int64).min  # cell[g, 0] of a large geom (see grid_scratch)
+_CELL_LIMIT = 2.0**40  # |cell index| is clamped here (a geom that far out shares the last cell with its neighbours)
+
+
+@njit(cache=True)
+def _cell(x, size):
+    """Index of the grid cell of size ``size`` (m) holding the coordinate x, floor(x / size), clamped."""
+    return int(max(-_CELL_LIMIT, min(_CELL_LIMIT, math.floor(x / size))))
+
+
+@njit(cache=True)
+def _bucket(x, y, z, buckets):
+    """Hash bucket of the cell (x, y, z) (spatial hashing with three large primes, modulo T = ``buckets``)."""
+    return ((x * 73856093) ^ (y * 19349663) ^ (z * 83492791)) & (buckets - 1)
+
+
+@njit(cache=True)
+def _emit(g, h, count, out_pairs):
+    """Write the pair (min, max) as row ``count`` of ``out_pairs`` if it fits; returns count + 1."""
+    if count < out_pairs.shape[0]:
+        out_pairs[count, 0] = min(g, h)
+        out_pairs[count, 1] = max(g, h)
+    return count + 1
+
+
+@njit(cache=True)
+def grid_pairs(lo, hi, axis, order, body, parent, contype, conaffinity, filter_parent, grid, out_pairs):
+    """The pairs of ``sweep_pairs`` (the same set, in the same order, ``order`` sorted the same way) from a
+    uniform grid: work about linear in G wherever the geoms are (a floor, a cube), for geoms of similar sizes.
+
+    Cell size c = twice the mean over the finite AABBs of their largest width. A geom whose AABB is at most c
+    wide on every axis is small and lives in the cell floor(lo / c) of its corner lo; the others (planes, a big
+    floor box) are large. If small geoms g and h overlap, then on each axis lo_g - w <= lo_h <= hi_g, w being
+    the largest width of a small geom, so h lies in one of the cells floor((lo_g - w) / c) .. floor(hi_g / c)
+    (one to three per axis; division by c > 0 is monotonic in floating point, and w is taken 1e-6 larger
+    against the rounding of the widths). Each small geom is paired with the small geoms of those cells (found
+    by spatial hashing into T buckets, a cell at a time) and with the large geoms; each large geom with every
+    geom. Every pair is tested once, from its geom earlier in ``order``, and each geom's partners are
+    insertion-sorted by their position in ``order``, which gives the sweep's order. ``grid``: the work array
+    (``grid_scratch(G)``), grid[0] the AABB overlap tests made. Overflow of ``out_pairs`` as in ``sweep_pairs``,
+    except that the rows written are then not the first P pairs of that order.
+    """
+    _sort_order(lo, axis, order)
+    n = order.size
+    rank = grid[1:1 + n]
+    cell = grid[1 + n:1 + 4 * n].reshape((n, 3))
+    items, large, start = grid[1 + 4 * n:1 + 5 * n], grid[1 + 5 * n:1 + 6 * n], grid[1 + 6 * n:]
+    buckets = start.size - 1
+    width, finite = 0.0, 0
+    for i in range(n):
+        g = order[i]
+        rank[g] = i
+        w = max(hi[g, 0] - lo[g, 0], hi[g, 1] - lo[g, 1], hi[g, 2] - lo[g, 2])
+        if math.isfinite(w):
+            width += w
+            finite += 1
+    size = 2.0 * width / max(finite, 1)
+    start[:] = 0
+    nlarge, reach = 0, 0.0
+    for i in range(n):
+        g = order[i]
+        w = max(hi[g, 0] - lo[g, 0], hi[g, 1] - lo[g, 1], hi[g, 2] - lo[g, 2])
+        if not w <= size or size <= 0.0:  # NaN widths too
+            cell[g, 0] = LARGE
+            large[nlarge] = g
+            nlarge += 1
+            continue
+        reach = max(reach, w)
+        for k in range(3):
+            cell[g, k] = _cell(lo[g, k], size)
+        start[_bucket(cell[g, 0], cell[g, 1], cell[g, 2], buckets) + 1] += 1
+    reach *= 1.0 + 1e-6
+    for b in range(1, start.size):
+        start[b] += start[b - 1]
+    for i in range(n):  # counting sort into the buckets; start[b] runs to the end of bucket b meanwhile
+        g = order[i]
+        if cell[g, 0] != LARGE:
+            b = _bucket(cell[g, 0], cell[g, 1], cell[g, 2], buckets)
+            items[start[b]] = g
+            start[b] += 1
+    for b in range(start.size - 1, 0, -1):
+        start[b] = start[b - 1]
+    start[0] = 0
+    count, tests = 0, 0
+    for i in range(n):
+        g = order[i]
+        first = count
+        if cell[g, 0] == LARGE:
+            for j in range(i + 1, n):
+                h = order[j]
+                tests += 1
+                if _overlap(lo, hi, g, h) and can_collide(g, h, body, parent, contype, conaffinity, filter_parent):
+                    count = _emit(g, h, count, out_pairs)
+            continue
+        for x in range(_cell(lo[g, 0] - reach, size), _cell(hi[g, 0], size) + 1):
+            for y in range(_cell(lo[g, 1] - reach, size), _cell(hi[g, 1], size) + 1):
+                for z in range(_cell(lo[g, 2] - reach, size), _cell(hi[g, 2], size) + 1):
+                    b = _bucket(x, y, z, buckets)
+                    for e in range(start[b], start[b + 1]):
+                        h = items[e]
+                        if rank[h] <= i or cell[h, 0] != x or cell[h, 1] != y or cell[h, 2] != z:
+                            continue
+                        tests += 1
+                        if _overlap(lo, hi, g, h) and can_collide(g, h, body, parent, contype, conaffinity,
+                                                                  filter_parent):
+                            count = _emit(g, h, count, out_pairs)
+        for e in range(nlarge):
+            h = large[e]
+            if rank[h] <= i:
+                continue
+            tests += 1
+            if _overlap(lo, hi, g, h) and can_collide(g, h, body, parent, contype, conaffinity, filter_parent):
+                count = _emit(g, h, count, out_pairs)
+        # g's partners by their position in ``order`` (a handful: insertion sort)
+        for r in range(first + 1, min(count, out_pairs.shape[0])):
+            p0, p1 = out_pairs[r, 0], out_pairs[r, 1]
+            key = rank[p0 + p1 - g]
+            q = r - 1
+            while q >= first and rank[out_pairs[q, 0] + out_pairs[q, 1] - g] > key:
+                out_pairs[q + 1, 0], out_pairs[q + 1, 1] = out_pairs[q, 0], out_pairs[q, 1]
+                q -= 1
+            out_pairs[q + 1, 0], out_pairs[q + 1, 1] = p0, p1
+    grid[0] = tests
+    return count
+
+
+# Up to this many geoms ``broad_pairs`` sweeps, above it uses the grid. The grid's work is linear in G but costs
+# ~10x more per AABB test (hash probes, scattered memory); on boxes strewn over a floor (the sweep's bad case,
+# O(G^1.5)) the two take the same time between G = 1600 and 6400 (benchmarks/bench_broad.py).
+SWEEP_LIMIT = 4096
+
+
+@njit(cache=True)
+def broad_pairs(lo, hi, axis, order, body, parent, contype, conaffinity, filter_parent, grid, out_pairs):
+    """The candidate pairs (``sweep_pairs``' set and order) by the sweep for up to SWEEP_LIMIT geoms, else by
+    ``grid_pairs``; returns their number."""
+    if order.size <= SWEEP_LIMIT:
+        return sweep_pairs(lo, hi, axis, order, body, parent, contype, conaffinity, filter_parent, out_pairs)
+    return grid_pairs(lo, hi, axis, order, body, parent, contype, conaffinity, filter_parent, grid, out_pairs)
 
 
 def filter_arrays(model: mujoco.MjModel) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -19,6 +19,7 @@ from ..collision import (
     SPHERE,
     filter_arrays,
 )
+from ..collision.broad import grid_scratch
 from ..rotation import mul, rot
 
 MARGIN = 1e-4  # m: contacts closer than this stay in the set (feature ids persist); only touching ones act
@@ -146,6 +147,7 @@ class Scratch(NamedTuple):
     quat: np.ndarray  # (4,)
     normal: np.ndarray  # (3,)
     vectors: np.ndarray  # (8, 3)
+    grid: np.ndarray  # work array of the broad phase's grid (collision.broad.broad_pairs)
 
     @staticmethod
     def empty(geoms: int, bodies: int, capacity: int = 64, pairs: int = 1024) -> Scratch:
@@ -155,7 +157,7 @@ class Scratch(NamedTuple):
                        np.zeros((MAX_CONTACTS, 3)), np.zeros(MAX_CONTACTS), np.zeros(MAX_CONTACTS, dtype=np.int64),
                        np.zeros(bodies), np.zeros((bodies, 6)), np.zeros(capacity),
                        np.zeros(capacity, dtype=np.int64), np.zeros(geoms, dtype=np.bool_), np.zeros(4), np.zeros(3),
-                       np.zeros((8, 3)))
+                       np.zeros((8, 3)), grid_scratch(geoms))
 
 
 def contact_geoms(model: mujoco.MjModel, body_index: np.ndarray) -> Geoms:
@@ -188,9 +190,10 @@ def contact_geoms(model: mujoco.MjModel, body_index: np.ndarray) -> Geoms:
                  model.geom_friction[:, 0].copy(), extent)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _geom_pose(geoms, g, cx, cy, cz, qw, qx, qy, qz, pos, mat):
-    """World centre and frame of geom g on a body at (c, q) (static geoms: their stored pose)."""
+    """World centre and frame of geom g on a body at (c, q) (static geoms: their stored pose). Inlined at Numba
+    IR level: a call that LLVM does not inline pays reference counting for each array of ``geoms``."""
     lp, lq = geoms.local_pos[g], geoms.local_quat[g]
     if geoms.body[g] < 0:
         gw, gx, gy, gz = lq[0], lq[1], lq[2], lq[3]
@@ -216,7 +219,7 @@ def geom_poses(geoms, state, world, scratch):
             _geom_pose(geoms, g, c[0], c[1], c[2], q[0], q[1], q[2], q[3], scratch.pos, scratch.mat)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def body_geoms_at(geoms, b, com, quat, scratch):
     """scratch.pos/mat of body b's geoms for the body pose (com (3,), quat (4,))."""
     for g in range(geoms.type.size):

@@ -10,7 +10,16 @@ import numpy as np
 from collision_testing import random_quat, rot
 
 from mechgym.physics.collision import BOX, CAPSULE, CYLINDER, PLANE, SPHERE
-from mechgym.physics.collision.broad import filter_arrays, geom_aabbs, sweep_axis, sweep_pairs
+from mechgym.physics.collision.broad import (
+    SWEEP_LIMIT,
+    broad_pairs,
+    filter_arrays,
+    geom_aabbs,
+    grid_pairs,
+    grid_scratch,
+    sweep_axis,
+    sweep_pairs,
+)
 
 
 def _aabbs(types, sizes, pos, mats, margin=0.0):
@@ -111,6 +120,77 @@ def test_sweep_finds_exactly_the_overlapping_filtered_pairs():
             assert len(found) == len(set(found)) and set(found) == expected
             assert np.all(np.diff(lo[order, axis]) >= 0)
         assert trial > 0 or any(p[0] == 0 for p in expected)  # the plane takes part
+
+
+def _pairs(function, lo, hi, axis, order, filters, *grid):
+    """All pairs of one broad-phase call (growing the output on overflow) and the order after it."""
+    out = np.zeros((4, 2), dtype=np.int64)
+    count = function(lo, hi, axis, order.copy(), *filters, *grid, out)
+    if count > out.shape[0]:
+        out = np.zeros((count, 2), dtype=np.int64)
+    order = order.copy()
+    assert function(lo, hi, axis, order, *filters, *grid, out) == count
+    return [tuple(p) for p in out[:count]], order
+
+
+def test_grid_gives_the_sweeps_pairs_in_the_sweeps_order():
+    rng = np.random.default_rng(11)
+    for trial in range(6):
+        model = _random_scene(rng, 40)
+        data = mujoco.MjData(model)
+        for j in range(model.njnt):
+            adr = model.jnt_qposadr[j]
+            if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE:
+                data.qpos[adr + 3:adr + 7] = random_quat(rng)
+            else:
+                data.qpos[adr] = rng.uniform(-3.0, 3.0)
+        mujoco.mj_kinematics(model, data)
+        lo, hi = _aabbs(model.geom_type, model.geom_size, data.geom_xpos, data.geom_xmat.reshape(-1, 3, 3), 1e-4)
+        if trial % 2:  # ties: geoms stacked on a lattice, their AABBs touching exactly
+            lo, hi = np.round(lo, 1), np.round(hi, 1)
+        body, parent, contype, conaffinity = filter_arrays(model)
+        order = rng.permutation(model.ngeom).astype(np.int64)
+        for axis, filter_parent in ((sweep_axis(lo, hi), True), (0, False), (2, True)):
+            filters = (body, parent, contype, conaffinity, filter_parent)
+            swept, swept_order = _pairs(sweep_pairs, lo, hi, axis, order, filters)
+            gridded, grid_order = _pairs(grid_pairs, lo, hi, axis, order, filters, grid_scratch(model.ngeom))
+            assert gridded == swept and np.array_equal(grid_order, swept_order)
+            assert set(swept) == _brute_force(lo, hi, *filters)
+            assert _pairs(broad_pairs, lo, hi, axis, order, filters, grid_scratch(model.ngeom))[0] == swept
+
+
+def _floor_of_boxes(rng, count):
+    """AABBs of a plane and ``count`` boxes (half size 5 cm, random yaw) strewn over a square floor at a fixed
+    density (about one per 0.04 m^2), each box its own body; filters that let every box meet every geom."""
+    side = 0.2 * math.sqrt(count)
+    types = np.array([PLANE] + [BOX] * count, dtype=np.int64)
+    sizes = np.array([(0.0, 0.0, 1.0)] + [(0.05, 0.05, 0.05)] * count)
+    pos = np.zeros((count + 1, 3))
+    pos[1:, :2] = rng.uniform(0.0, side, (count, 2))
+    pos[1:, 2] = 0.05
+    mats = np.array([np.eye(3)] + [rot((0.0, 0.0, 1.0), a) for a in rng.uniform(0.0, math.pi, count)])
+    lo, hi = _aabbs(types, sizes, pos, mats, 1e-4)
+    ones = np.ones(count + 1, dtype=np.int64)
+    return lo, hi, (np.arange(count + 1, dtype=np.int64), np.zeros(count + 1, dtype=np.int64), ones, ones, True)
+
+
+def test_grid_work_grows_linearly_with_the_number_of_geoms():
+    rng = np.random.default_rng(5)
+    per_geom = []
+    for count in (100, 400, 1600, 6400):
+        lo, hi, filters = _floor_of_boxes(rng, count)
+        grid = grid_scratch(count + 1)
+        order = np.arange(count + 1, dtype=np.int64)
+        axis = sweep_axis(lo, hi)
+        pairs, _ = _pairs(grid_pairs, lo, hi, axis, order, filters, grid)
+        assert count // 2 < len(pairs) < 4 * count  # every box meets the plane, a few meet each other
+        per_geom.append(grid[0] / (count + 1))
+        if count > SWEEP_LIMIT:  # broad_pairs takes the grid here
+            assert _pairs(broad_pairs, lo, hi, axis, order, filters, grid)[0] == pairs
+            assert _pairs(sweep_pairs, lo, hi, axis, order, filters)[0] == pairs
+    # tests per geom (the plane's G - 1 shared out, plus each box's neighbours in a few cells): about constant
+    assert max(per_geom) < 1.3 * min(per_geom)
+    assert count > SWEEP_LIMIT
 
 
 def test_mujoco_filter_agrees_on_a_colliding_scene():

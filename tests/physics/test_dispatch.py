@@ -1,0 +1,59 @@
+"""physics.dispatch.Direct: the compiled kernel called without the dispatcher's typing gives exactly what the
+dispatcher gives, and falls back to the dispatcher whenever an argument's type may have changed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numba import njit
+
+import mechgym
+from mechgym.physics import advance
+from mechgym.physics.dispatch import Direct
+
+SCENES = {
+    "contact": '<mujoco><worldbody><geom type="plane" size="1 1 0.1"/>' + "".join(
+        f'<body name="b{k}" pos="0 0 {0.05 + 0.1 * k:g}"><freejoint/>'
+        f'<geom type="box" size="0.05 0.05 0.05" mass="1"/></body>' for k in range(3)) + "</worldbody></mujoco>",
+    "jointed": '<mujoco><option><flag contact="disable"/></option><worldbody><body name="b0">'
+               '<joint type="hinge" axis="0 1 0"/><geom type="capsule" fromto="0 0 0 0 0 -0.5" size="0.04" mass="1"/>'
+               '<body pos="0 0 -0.5"><joint type="hinge" axis="0 1 0"/><geom type="capsule" fromto="0 0 0 0 0 -0.4" '
+               'size="0.03" mass="0.6"/></body></body></worldbody><keyframe><key qpos="1.6 -0.8"/></keyframe>'
+               '</mujoco>',
+}
+
+
+@pytest.mark.parametrize("scene", sorted(SCENES))
+def test_direct_steps_are_bit_identical_to_the_dispatchers(scene):
+    direct, plain = (mechgym.load(SCENES[scene], backend="mechgym", dt=1e-3) for _ in range(2))
+    plain._kernel = advance  # the numba dispatcher itself
+    assert isinstance(direct._kernel, Direct)
+    for sim in (direct, plain):
+        # force windows: a new Windows object per call while they are open, the shared empty one after
+        sim.apply_force("b2" if scene == "contact" else "b0", (0.5, 0.0, 0.2), (0.0, 0.01, 0.0), start=0.01,
+                        stop=0.05)
+        for n in (1, 1, 3, *([1] * 60), 40):
+            sim.step(n)
+    assert direct.step_count == plain.step_count == 105
+    for mine, theirs in zip((*direct._state, *direct._contacts), (*plain._state, *plain._contacts), strict=True):
+        np.testing.assert_array_equal(mine, theirs)
+    assert [e.time for e in direct.events] == [e.time for e in plain.events]
+
+
+def test_direct_falls_back_to_the_dispatcher_when_a_type_changes():
+    @njit
+    def scaled(values, factor, count):  # not cached: compiled by this test, as on a cold cache
+        total = 0.0
+        for i in range(count):
+            total += factor * values[i]
+        return total
+
+    call = Direct(scaled)
+    values = np.arange(4.0)
+    assert call(values, 2.0, 3) == 6.0 and len(scaled.overloads) == 1
+    assert call(values, 0.5, 4) == 3.0  # same objects or same types: the kept entry point
+    assert call(np.arange(4.0), 1.0, 2) == 1.0
+    assert call(np.arange(4), 1.0, 4) == 6.0 and len(scaled.overloads) == 2  # int64 array: a new overload
+    assert call(values[::2], 1.0, 2) == 2.0 and len(scaled.overloads) == 3  # non-contiguous layout
+    assert call(values, 1, 4) == 6.0 and len(scaled.overloads) == 4  # an int factor
+    assert call(values, 1.0, np.int32(4)) == 6.0 and len(scaled.overloads) == 5  # an int32 count
