@@ -1,5 +1,21 @@
 """Contact detection after the drift: broad and narrow phase, continuous collision of fast bodies against static
-geometry, contact rows, matching with the previous step and impact estimates (see :mod:`mechgym.physics.contact`)."""
+geometry and of fast pairs of moving bodies, contact rows, matching with the previous step and impact estimates
+(see :mod:`mechgym.physics.contact`).
+
+Continuous collision of two moving bodies. A candidate pair of geoms g1, g2 on two different bodies a, b moves
+relative to itself by at most  motion = (|v_a - v_b| + w_a reach_1 + w_b reach_2) h  in the step (``_pair_touch``).
+When that exceeds CCD_FRACTION of the smaller extent of the two geoms, the pair is advanced conservatively from
+s = 0 on a lower bound of its distance (``_pair_advance``, ``_pair_gap``) to its first touch s; its contacts are
+then taken at both bodies' poses at s (``_pose_at``), never from the overlap after the drift, with their gaps
+extrapolated to the end of the drift, dist_end = dist_s + (1 - s) h J_n v_half (``_add_contact``), as for a
+body swept against static geometry. A pair touching already at s = 0 takes the contacts after the drift. The
+AABBs of fast geoms cover their whole sweep (``_swept_aabbs``), so that the broad phase proposes a pair that has
+passed through each other by the end of the drift.
+
+Limit: the sweeps follow the drift only. The position correction moves bodies too (a struck body by up to the
+penetration of the extrapolated gaps), and that move is not swept: a body at rest, struck by a fast one, can be
+pushed through thin geometry when it would reach that geometry within the same step (a chain of impacts inside
+one step)."""
 
 from __future__ import annotations
 
@@ -87,9 +103,9 @@ def _lever(state, world, body, com0, sweep, h, p):
 @njit(cache=True)
 def _add_contact(geoms, bodies, state, world, contacts, g1, g2, k, scratch, com0, sweep, h):
     """Append narrow-phase output k of the pair (g1, g2) to world ``world``'s set: rows with the levers at the
-    pose where it was found (after the drift, or at the fraction ``sweep`` of it for a swept body), and the gap
-    at the end of the drift: dist_end = dist_s + (1 - s) h J_n v_half for a swept contact (the drift is linear
-    in the COM; the rotation term uses the drifted orientation)."""
+    pose where it was found (after the drift, or at the fraction ``sweep`` of it for a swept body or pair: both
+    bodies at s), and the gap at the end of the drift: dist_end = dist_s + (1 - s) h J_n v_half for a swept
+    contact (the drift is linear in the COM; the rotation term uses the drifted orientation)."""
     capacity = contacts.prev_geom1.size // contacts.count.size
     c = contacts.count[world]
     contacts.count[world] = c + 1
@@ -181,11 +197,13 @@ def _fast(geoms, g1, g2, motion):
 @njit(cache=True)
 def _swept_aabbs(geoms, bodies, state, world, h, scratch):
     """Grow the AABB after the drift (scratch.lo/hi) of every geom that moves by more than CCD_FRACTION of its own
-    extent in the step so that it covers the geom's whole sweep: a point of the geom at the fraction s of the
-    drift is p(s) = p(1) - (1 - s) h v + (R(s) - R(1)) y with |(R(s) - R(1)) y| <= (1 - s) h w_max |y| and
-    |y| <= reach (``_reach``), so along world axis i it lies within [min(0, -h v_i), max(0, -h v_i)] widened by
-    h w_max reach of its end position. Two geoms too slow for this cannot pass through each other in a step
-    (each moves by less than a quarter of its half thickness), and the AABBs at the end find them as before."""
+    extent in the step so that it covers the geom's whole sweep. A body point at the offset y from the COM is at
+    p(s) = p(1) - (1 - s) h v + (R(s) - R(1)) y at the fraction s of the drift, |(R(s) - R(1)) y| <=
+    (1 - s) h w_max |y|, and only the points within ``_reach`` of the COM depend on the orientation (a sphere's
+    or capsule's round surface does not), so the geom at s lies within [min(0, -h v_i), max(0, -h v_i)] widened
+    by h w_max reach of the geom at the end, along each world axis i. Two geoms too slow for this cannot pass
+    through each other in a step (each moves by less than a quarter of its half thickness), and the AABBs after
+    the drift find them as before."""
     for g in range(geoms.type.size):
         b = geoms.body[g]
         if b < 0:
@@ -435,7 +453,8 @@ def find_contacts(geoms, bodies, env, state, world, t_end, h, com0, quat0, conta
 
     ``t_end``: time at the end of the step (s); ``com0``/``quat0`` (B, 3)/(B, 4): the start-of-step poses
     (``constraints.Workspace.com0/quat0`` after ``constraints.begin_step``); ``margin``: MARGIN (m);
-    ``sweep``: continuous collision of fast bodies against static geometry; ``settled``: every touching contact
+    ``sweep``: continuous collision of fast bodies against static geometry and of fast pairs of moving bodies
+    (module docstring); ``settled``: every touching contact
     rests (no impacts; used by ``prime_contacts``). Velocities must be the half-step ones (v_half, L_half).
     Returns the number of contacts found (> C: the set overflowed) or -1 if the broad phase overflowed
     ``scratch.pairs`` or met an unsupported pair."""
