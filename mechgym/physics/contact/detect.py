@@ -175,25 +175,25 @@ def _end_pose(geoms, state, world, b, scratch):
     body_geoms_at(geoms, b, state.com[world, b], state.quat[world, b], scratch)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _spin_bound(bodies, state, world, b):
     """w_max = max(1/I) |L| (rad/s), a bound of body b's angular speed during the drift:
     |w| = |R diag(1/I) R^T L| <= max(1/I) |L|, and L is constant during the drift."""
-    spin = state.momentum[world, b]
-    return max(bodies.inv_inertia[b, 0], bodies.inv_inertia[b, 1], bodies.inv_inertia[b, 2]) * math.sqrt(
-        spin[0] ** 2 + spin[1] ** 2 + spin[2] ** 2)
+    spin, inv = state.momentum, bodies.inv_inertia
+    return max(inv[b, 0], inv[b, 1], inv[b, 2]) * math.sqrt(
+        spin[world, b, 0] ** 2 + spin[world, b, 1] ** 2 + spin[world, b, 2] ** 2)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _reach(geoms, g):
     """|c - x| + rho (m): how far from its body's centre of mass a point of geom g whose position depends on the
     body's orientation can lie (c the geom's centre, rho = toi.rotation_radius), so that a turn of the body by
     the angle phi moves every point of the geom, relative to the COM's motion, by at most phi (|c - x| + rho)."""
-    lp = geoms.local_pos[g]
-    return math.sqrt(lp[0] ** 2 + lp[1] ** 2 + lp[2] ** 2) + rotation_radius(geoms.type[g], geoms.size[g])
+    lp = geoms.local_pos
+    return math.sqrt(lp[g, 0] ** 2 + lp[g, 1] ** 2 + lp[g, 2] ** 2) + rotation_radius(geoms.type[g], geoms.size[g])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _fast(geoms, g1, g2, motion):
     """Geoms g1, g2 move by ``motion`` (m, a bound) relative to each other in the step: more than CCD_FRACTION of
     the smaller extent of the two, so that the state after the drift alone may miss their first touch."""
@@ -265,7 +265,7 @@ def _pair_advance(geoms, bodies, state, world, g1, g2, motion, h, com0, quat0, s
     return s
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _pair_motion(geoms, bodies, state, world, g1, g2, h):
     """How far (m) the surfaces of geoms g1, g2 on two different moving bodies a, b can move relative to each other
     in the step, motion = (|v_a - v_b| + w_a reach_1 + w_b reach_2) h (w the bodies' ``_spin_bound``, reach the
@@ -273,20 +273,18 @@ def _pair_motion(geoms, bodies, state, world, g1, g2, h):
     a, b = geoms.body[g1], geoms.body[g2]
     if a < 0 or b < 0 or a == b:
         return 0.0
-    va, vb = state.vel[world, a], state.vel[world, b]
-    return h * (math.sqrt((va[0] - vb[0]) ** 2 + (va[1] - vb[1]) ** 2 + (va[2] - vb[2]) ** 2)
+    vel = state.vel
+    return h * (math.sqrt((vel[world, a, 0] - vel[world, b, 0]) ** 2 + (vel[world, a, 1] - vel[world, b, 1]) ** 2
+                          + (vel[world, a, 2] - vel[world, b, 2]) ** 2)
                 + _spin_bound(bodies, state, world, a) * _reach(geoms, g1)
                 + _spin_bound(bodies, state, world, b) * _reach(geoms, g2))
 
 
 @njit(cache=True)
 def _pair_touch(geoms, bodies, state, world, g1, g2, motion, h, com0, quat0, scratch, margin):
-    """Fraction s in [0, 1) of this step's drift at which geoms g1 < g2 of two different moving bodies first come
-    within ``margin`` of each other (0: already at the start) when the pair is fast (``_fast``) by its ``motion``
-    (``_pair_motion``); -1: not fast, or no touch within the step. The geoms are left at the poses after the
-    drift."""
-    if not _fast(geoms, g1, g2, motion):
-        return -1.0
+    """Fraction s in [0, 1) of this step's drift at which geoms g1 < g2 of two different moving bodies, a pair that
+    moves by ``motion`` (``_pair_motion``) in the step, first come within ``margin`` of each other (0: already
+    at the start); -1: no touch within the step. The geoms are left at the poses after the drift."""
     s = _pair_advance(geoms, bodies, state, world, g1, g2, motion, h, com0, quat0, scratch, margin)
     _end_pose(geoms, state, world, geoms.body[g1], scratch)
     _end_pose(geoms, state, world, geoms.body[g2], scratch)
@@ -508,7 +506,9 @@ def find_contacts(geoms, bodies, env, state, world, t_end, h, com0, quat0, conta
         # a fast pair of moving bodies that touches at s in [0, 1): its contacts at the poses at s, speculative
         # ones included: every point pair that the rest of the drift, (1 - s) motion at most, can bring into contact
         motion = _pair_motion(geoms, bodies, state, world, g1, g2, h) if sweep else 0.0
-        s = _pair_touch(geoms, bodies, state, world, g1, g2, motion, h, com0, quat0, scratch, margin)
+        s = -1.0
+        if _fast(geoms, g1, g2, motion):
+            s = _pair_touch(geoms, bodies, state, world, g1, g2, motion, h, com0, quat0, scratch, margin)
         ahead = 0.0
         if s >= 0.0:
             ahead = (1.0 - s) * motion
