@@ -1,5 +1,27 @@
 """Contact detection after the drift: broad and narrow phase, continuous collision of fast bodies against static
-geometry, contact rows, matching with the previous step and impact estimates (see :mod:`mechgym.physics.contact`)."""
+geometry and of fast pairs of moving bodies, contact rows, matching with the previous step and impact estimates
+(see :mod:`mechgym.physics.contact`).
+
+Continuous collision of two moving bodies. A candidate pair of geoms g1, g2 on two different bodies a, b moves
+relative to itself by at most  motion = (|v_a - v_b| + w_a reach_1 + w_b reach_2) h  in the step (``_pair_touch``).
+When that exceeds CCD_FRACTION of the smaller extent of the two geoms, the pair is advanced conservatively from
+s = 0 on a lower bound of its distance (``_pair_advance``, ``_pair_gap``) to its first touch s; its contacts are
+then taken at both bodies' poses at s (``_pose_at``), never from the overlap after the drift, with their gaps
+extrapolated to the end of the drift, dist_end = dist_s + (1 - s) h J_n v_half (``_add_contact``), as for a
+body swept against static geometry. They are speculative: the narrow phase at s runs with the margin
+MARGIN + (1 - s) motion, so every point pair that the rest of the drift can bring into contact is in the set, and
+the ones whose extrapolated gap closes act (a plate that hits with one corner while it turns brings its other
+corners in within the step; from the first corner alone the position correction would turn it into the other
+body). A fast pair that touches already at s = 0 (a plate that hit with a corner in the previous step and keeps
+turning in) takes its contacts at s = 0 the same way: after the drift it may have passed through. The AABBs of
+fast geoms cover their whole sweep (``_swept_aabbs``), so that the broad phase proposes a pair that has passed
+through each other by the end of the drift.
+
+Limits: the sweeps follow the drift only. The position correction moves bodies too (a struck body by up to the
+penetration of the extrapolated gaps), and that move is not swept: a body at rest, struck by a fast one, can be
+pushed through thin geometry when it would reach that geometry within the same step (a chain of impacts inside
+one step). And the correction is linear in the turns: a fast, fast-turning body corrected by a large part of a
+step's motion can be left overlapping (by centimetres at 20 m/s, 20 rad/s, dt = 20 ms), rarely enough to pass."""
 
 from __future__ import annotations
 
@@ -19,7 +41,7 @@ from ..collision import (
 )
 from ..collision.broad import can_collide
 from ..collision.common import cross
-from ..collision.toi import rotation_radius
+from ..collision.toi import box_gap, rotation_radius
 from ..constraints import ANG_A, ANG_B, LIN_A, LIN_B, row_rate
 from ..rotation import free_rotor_drift
 from .sets import (
@@ -29,6 +51,7 @@ from .sets import (
     MARGIN,
     MATCH_RADIUS,
     TOUCH,
+    VELOCITY_TOLERANCE,
     Geoms,
     Scratch,
     body_geoms_at,
@@ -86,9 +109,9 @@ def _lever(state, world, body, com0, sweep, h, p):
 @njit(cache=True)
 def _add_contact(geoms, bodies, state, world, contacts, g1, g2, k, scratch, com0, sweep, h):
     """Append narrow-phase output k of the pair (g1, g2) to world ``world``'s set: rows with the levers at the
-    pose where it was found (after the drift, or at the fraction ``sweep`` of it for a swept body), and the gap
-    at the end of the drift: dist_end = dist_s + (1 - s) h J_n v_half for a swept contact (the drift is linear
-    in the COM; the rotation term uses the drifted orientation)."""
+    pose where it was found (after the drift, or at the fraction ``sweep`` of it for a swept body or pair: both
+    bodies at s), and the gap at the end of the drift: dist_end = dist_s + (1 - s) h J_n v_half for a swept
+    contact (the drift is linear in the COM; the rotation term uses the drifted orientation)."""
     capacity = contacts.prev_geom1.size // contacts.count.size
     c = contacts.count[world]
     contacts.count[world] = c + 1
@@ -147,6 +170,128 @@ def _pose_at(geoms, bodies, state, world, b, s, h, com0, quat0, scratch):
 
 
 @njit(cache=True)
+def _end_pose(geoms, state, world, b, scratch):
+    """Put body b's geoms (scratch.pos/mat) back at the pose after the drift."""
+    body_geoms_at(geoms, b, state.com[world, b], state.quat[world, b], scratch)
+
+
+@njit(cache=True, inline="always")
+def _spin_bound(bodies, state, world, b):
+    """w_max = max(1/I) |L| (rad/s), a bound of body b's angular speed during the drift:
+    |w| = |R diag(1/I) R^T L| <= max(1/I) |L|, and L is constant during the drift."""
+    spin, inv = state.momentum, bodies.inv_inertia
+    return max(inv[b, 0], inv[b, 1], inv[b, 2]) * math.sqrt(
+        spin[world, b, 0] ** 2 + spin[world, b, 1] ** 2 + spin[world, b, 2] ** 2)
+
+
+@njit(cache=True, inline="always")
+def _reach(geoms, g):
+    """|c - x| + rho (m): how far from its body's centre of mass a point of geom g whose position depends on the
+    body's orientation can lie (c the geom's centre, rho = toi.rotation_radius), so that a turn of the body by
+    the angle phi moves every point of the geom, relative to the COM's motion, by at most phi (|c - x| + rho)."""
+    lp = geoms.local_pos
+    return math.sqrt(lp[g, 0] ** 2 + lp[g, 1] ** 2 + lp[g, 2] ** 2) + rotation_radius(geoms.type[g], geoms.size[g])
+
+
+@njit(cache=True, inline="always")
+def _fast(geoms, g1, g2, motion):
+    """Geoms g1, g2 move by ``motion`` (m, a bound) relative to each other in the step: more than CCD_FRACTION of
+    the smaller extent of the two, so that the state after the drift alone may miss their first touch."""
+    return motion > CCD_FRACTION * min(geoms.extent[g1], geoms.extent[g2])
+
+
+@njit(cache=True)
+def _swept_aabbs(geoms, bodies, state, world, h, scratch):
+    """Grow the AABB after the drift (scratch.lo/hi) of every geom that moves by more than CCD_FRACTION of its own
+    extent in the step so that it covers the geom's whole sweep. A body point at the offset y from the COM is at
+    p(s) = p(1) - (1 - s) h v + (R(s) - R(1)) y at the fraction s of the drift, |(R(s) - R(1)) y| <=
+    (1 - s) h w_max |y|, and only the points within ``_reach`` of the COM depend on the orientation (a sphere's
+    or capsule's round surface does not), so the geom at s lies within [min(0, -h v_i), max(0, -h v_i)] widened
+    by h w_max reach of the geom at the end, along each world axis i. Two geoms too slow for this cannot pass
+    through each other in a step (each moves by less than a quarter of its half thickness), and the AABBs after
+    the drift find them as before."""
+    for g in range(geoms.type.size):
+        b = geoms.body[g]
+        if b < 0:
+            continue
+        vel = state.vel[world, b]
+        turn = h * _spin_bound(bodies, state, world, b) * _reach(geoms, g)
+        if h * math.sqrt(vel[0] ** 2 + vel[1] ** 2 + vel[2] ** 2) + turn <= CCD_FRACTION * geoms.extent[g]:
+            continue
+        for i in range(3):
+            scratch.lo[g, i] += min(0.0, -h * vel[i]) - turn
+            scratch.hi[g, i] += max(0.0, -h * vel[i]) + turn
+
+
+@njit(cache=True)
+def _pair_gap(geoms, scratch, g1, g2, within):
+    """A lower bound of the distance (m; < 0: overlap) between geoms g1 < g2 at the poses in scratch, or inf when
+    they are ``within`` (m) or more apart. The narrow phase run with the margin ``within`` reports every separated
+    pair closer than that with its distance; for the supported pairs other than box-box (a sphere with a sphere,
+    capsule, cylinder or box; capsule-capsule; capsule-box; a plane on a body with anything) that is the exact
+    distance between the surfaces (closest points), whose minimum over the contacts is taken. Two boxes use
+    ``toi.box_gap`` (the separating-axis bound): the heights of their clipped face points are no lower bound.
+    An unsupported pair gives inf (its narrow phase fails after the drift)."""
+    if geoms.type[g1] == BOX and geoms.type[g2] == BOX:
+        gap = box_gap(geoms.size[g1], scratch.pos[g1], scratch.mat[g1], geoms.size[g2], scratch.pos[g2],
+                      scratch.mat[g2])
+        return gap if gap < within else math.inf
+    gap = math.inf
+    for k in range(_collide_pair(geoms, scratch, g1, g2, within)):
+        gap = min(gap, scratch.out_dist[k])
+    return gap
+
+
+@njit(cache=True)
+def _pair_advance(geoms, bodies, state, world, g1, g2, motion, h, com0, quat0, scratch, margin):
+    """Conservative advancement of the pair (g1, g2) of geoms on two moving bodies a, b whose surfaces move by at
+    most ``motion`` (m) relative to each other over the step, i.e. by at most (s' - s) motion between the fractions
+    s and s' (the drift is linear in s for the COMs and the rotation bound w_max h s for the turns). From the
+    poses at s with the distance lower bound gap (``_pair_gap``) they cannot touch before s' = s + gap / motion:
+    step there until the gap is within ``margin``. Returns that s (0: touching at the start), -1 when they do not
+    touch within the step, or the last s (before the touch) after CCD_ITERATIONS steps. Leaves the bodies' geoms
+    at the last pose tried."""
+    a, b = geoms.body[g1], geoms.body[g2]
+    s = 0.0
+    for _ in range(CCD_ITERATIONS):
+        _pose_at(geoms, bodies, state, world, a, s, h, com0, quat0, scratch)
+        _pose_at(geoms, bodies, state, world, b, s, h, com0, quat0, scratch)
+        gap = _pair_gap(geoms, scratch, g1, g2, (1.0 - s) * motion + margin)
+        if gap <= margin:
+            return s
+        s += gap / motion
+        if s >= 1.0:
+            return -1.0
+    return s
+
+
+@njit(cache=True, inline="always")
+def _pair_motion(geoms, bodies, state, world, g1, g2, h):
+    """How far (m) the surfaces of geoms g1, g2 on two different moving bodies a, b can move relative to each other
+    in the step, motion = (|v_a - v_b| + w_a reach_1 + w_b reach_2) h (w the bodies' ``_spin_bound``, reach the
+    geoms' ``_reach``); 0 for a pair with static geometry (swept by ``_first_touch`` instead)."""
+    a, b = geoms.body[g1], geoms.body[g2]
+    if a < 0 or b < 0 or a == b:
+        return 0.0
+    vel = state.vel
+    return h * (math.sqrt((vel[world, a, 0] - vel[world, b, 0]) ** 2 + (vel[world, a, 1] - vel[world, b, 1]) ** 2
+                          + (vel[world, a, 2] - vel[world, b, 2]) ** 2)
+                + _spin_bound(bodies, state, world, a) * _reach(geoms, g1)
+                + _spin_bound(bodies, state, world, b) * _reach(geoms, g2))
+
+
+@njit(cache=True)
+def _pair_touch(geoms, bodies, state, world, g1, g2, motion, h, com0, quat0, scratch, margin):
+    """Fraction s in [0, 1) of this step's drift at which geoms g1 < g2 of two different moving bodies, a pair that
+    moves by ``motion`` (``_pair_motion``) in the step, first come within ``margin`` of each other (0: already
+    at the start); -1: no touch within the step. The geoms are left at the poses after the drift."""
+    s = _pair_advance(geoms, bodies, state, world, g1, g2, motion, h, com0, quat0, scratch, margin)
+    _end_pose(geoms, state, world, geoms.body[g1], scratch)
+    _end_pose(geoms, state, world, geoms.body[g2], scratch)
+    return s
+
+
+@njit(cache=True)
 def _first_touch(geoms, bodies, state, world, b, h, com0, quat0, scratch, margin):
     """Fraction s in (0, 1] of this step's drift at which body b first comes within ``margin`` of static
     geometry it moves fast against (see the module docstring), or -1: not fast, touching already at the start,
@@ -155,20 +300,15 @@ def _first_touch(geoms, bodies, state, world, b, h, com0, quat0, scratch, margin
     s + (1 - s) tau, until the narrow phase finds the hit geom within the margin."""
     vel = state.vel[world, b]
     speed = math.sqrt(vel[0] ** 2 + vel[1] ** 2 + vel[2] ** 2)
-    spin = state.momentum[world, b]
-    # |w| = |R diag(1/I) R^T L| <= max(1/I) |L|, and L is constant during the drift
-    omega = max(bodies.inv_inertia[b, 0], bodies.inv_inertia[b, 1], bodies.inv_inertia[b, 2]) * math.sqrt(
-        spin[0] ** 2 + spin[1] ** 2 + spin[2] ** 2)
+    omega = _spin_bound(bodies, state, world, b)
     fast = False
     for g in range(geoms.type.size):
         if geoms.body[g] != b:
             continue
-        lp = geoms.local_pos[g]
-        # a point of the geom moves by at most (|v| + w (|c - x| + rho)) h in the step (rho: toi.rotation_radius)
-        reach = math.sqrt(lp[0] ** 2 + lp[1] ** 2 + lp[2] ** 2) + rotation_radius(geoms.type[g], geoms.size[g])
+        # a point of the geom moves by at most (|v| + w reach) h in the step
+        motion = h * (speed + omega * _reach(geoms, g))
         for s in range(geoms.type.size):
-            if _sweepable(geoms, g, s) and h * (speed + omega * reach) > CCD_FRACTION * min(geoms.extent[g],
-                                                                                              geoms.extent[s]):
+            if _sweepable(geoms, g, s) and _fast(geoms, g, s, motion):
                 fast = True
     if not fast:
         return -1.0
@@ -295,8 +435,10 @@ def _classify(bodies, env, state, world, t_end, h, contacts, scratch, settled):
         if disc >= 0.0 and u_end + math.sqrt(disc) > 0.0:
             tau = min(h, max(0.0, -2.0 * dist / (u_end + math.sqrt(disc))))
         approach = u_end + a_n * tau
-        if approach <= math.sqrt(env.gravity[0] ** 2 + env.gravity[1] ** 2 + env.gravity[2] ** 2) * h:
-            # no faster than gravity brings a body to rest on a support in one step: a resting contact forms
+        if approach <= max(math.sqrt(env.gravity[0] ** 2 + env.gravity[1] ** 2 + env.gravity[2] ** 2) * h,
+                           VELOCITY_TOLERANCE):
+            # no faster than gravity brings a body to rest on a support in one step (nor than the velocity solve
+            # resolves, for bodies that move on together without gravity): a resting contact forms
             contacts.impact[i] = False
             continue
         e = contacts.restitution[i]
@@ -362,7 +504,8 @@ def find_contacts(geoms, bodies, env, state, world, t_end, h, com0, quat0, conta
 
     ``t_end``: time at the end of the step (s); ``com0``/``quat0`` (B, 3)/(B, 4): the start-of-step poses
     (``constraints.Workspace.com0/quat0`` after ``constraints.begin_step``); ``margin``: MARGIN (m);
-    ``sweep``: continuous collision of fast bodies against static geometry; ``settled``: every touching contact
+    ``sweep``: continuous collision of fast bodies against static geometry and of fast pairs of moving bodies
+    (module docstring); ``settled``: every touching contact
     rests (no impacts; used by ``prime_contacts``). Velocities must be the half-step ones (v_half, L_half).
     Returns the number of contacts found (> C: the set overflowed) or -1 if the broad phase overflowed
     ``scratch.pairs`` or met an unsupported pair."""
@@ -386,8 +529,10 @@ def find_contacts(geoms, bodies, env, state, world, t_end, h, com0, quat0, conta
         scratch.sweep_s[b] = -1.0
         if sweep:
             scratch.sweep_s[b] = _first_touch(geoms, bodies, state, world, b, h, com0, quat0, scratch, margin)
-            body_geoms_at(geoms, b, state.com[world, b], state.quat[world, b], scratch)
+            _end_pose(geoms, state, world, b, scratch)
     geom_aabbs(geoms.type, geoms.size, scratch.pos, scratch.mat, margin, scratch.lo, scratch.hi)
+    if sweep:
+        _swept_aabbs(geoms, bodies, state, world, h, scratch)
     pairs = sweep_pairs(scratch.lo, scratch.hi, scratch.axis[0], scratch.order, geoms.weld, geoms.parent,
                         geoms.contype, geoms.conaffinity, FILTER_PARENT, scratch.pairs)
     if pairs > scratch.pairs.shape[0]:
@@ -398,11 +543,25 @@ def find_contacts(geoms, bodies, env, state, world, t_end, h, com0, quat0, conta
         # a swept body's contacts with static geometry come from its first-touch pose below
         if (a < 0 and scratch.sweep_s[b] >= 0.0) or (b < 0 and scratch.sweep_s[a] >= 0.0):
             continue
-        found = _collide_pair(geoms, scratch, g1, g2, margin)
+        # a fast pair of moving bodies that touches at s in [0, 1): its contacts at the poses at s, speculative
+        # ones included: every point pair that the rest of the drift, (1 - s) motion at most, can bring into contact
+        motion = _pair_motion(geoms, bodies, state, world, g1, g2, h) if sweep else 0.0
+        s = -1.0
+        if _fast(geoms, g1, g2, motion):
+            s = _pair_touch(geoms, bodies, state, world, g1, g2, motion, h, com0, quat0, scratch, margin)
+        ahead = 0.0
+        if s >= 0.0:
+            ahead = (1.0 - s) * motion
+            _pose_at(geoms, bodies, state, world, a, s, h, com0, quat0, scratch)
+            _pose_at(geoms, bodies, state, world, b, s, h, com0, quat0, scratch)
+        found = _collide_pair(geoms, scratch, g1, g2, margin + ahead)
         if found < 0:
             return -1
         for k in range(found):
-            _add_contact(geoms, bodies, state, world, contacts, g1, g2, k, scratch, com0, -1.0, h)
+            _add_contact(geoms, bodies, state, world, contacts, g1, g2, k, scratch, com0, s, h)
+        if s >= 0.0:
+            _end_pose(geoms, state, world, a, scratch)
+            _end_pose(geoms, state, world, b, scratch)
     for b in range(scratch.sweep_s.size):
         s = scratch.sweep_s[b]
         if s < 0.0:
@@ -421,7 +580,7 @@ def find_contacts(geoms, bodies, env, state, world, t_end, h, com0, quat0, conta
                     return -1
                 for k in range(found):
                     _add_contact(geoms, bodies, state, world, contacts, g1, g2, k, scratch, com0, s, h)
-        body_geoms_at(geoms, b, state.com[world, b], state.quat[world, b], scratch)
+        _end_pose(geoms, state, world, b, scratch)
     _classify(bodies, env, state, world, t_end, h, contacts, scratch, settled)
     return contacts.count[world]
 

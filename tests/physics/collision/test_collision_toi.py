@@ -10,7 +10,7 @@ from collision_testing import rot
 from scipy.spatial.transform import Rotation
 
 from mechgym.physics.collision import BOX, CAPSULE, CYLINDER, SPHERE
-from mechgym.physics.collision.toi import toi_box, toi_plane
+from mechgym.physics.collision.toi import box_gap, toi_box, toi_plane
 
 WALL = np.array([0.5e-3, 0.5, 0.5])  # a 1 mm thick static wall, normal along x
 DTS = [0.5e-3, 1e-3, 2e-3, 5e-3, 10e-3, 20e-3, 50e-3]
@@ -106,3 +106,18 @@ def test_rotating_box_bound_is_never_later_than_the_true_first_touch():
         assert bound <= first and plane_bound <= first_plane
         hits += first < math.inf
     assert hits > 50
+
+
+def test_box_gap_is_the_separating_axis_bound_of_the_distance():
+    """Two boxes of half size 1: apart by 0.3 along x (the distance), overlapping by 0.2 (-0.2), corner to corner
+    along the diagonal from (1, 1, 1) to (2, 2, 2) (distance sqrt(3); every face axis gives 1, the bound), and
+    two edges crossing at right angles 0.25 apart (A turned 45 deg about y: top edge along y at z = sqrt(2); B
+    turned 45 deg about x: bottom edge along x at z_B - sqrt(2); the edge axis y x x gives the distance)."""
+    half = np.ones(3)
+    eye = np.eye(3)
+    assert box_gap(half, np.zeros(3), eye, half, np.array([2.3, 0.5, -0.4]), eye) == pytest.approx(0.3, rel=1e-12)
+    assert box_gap(half, np.zeros(3), eye, half, np.array([0.3, -1.8, 0.2]), eye) == pytest.approx(-0.2, rel=1e-12)
+    assert box_gap(half, np.zeros(3), eye, half, np.full(3, 3.0), eye) == pytest.approx(1.0, rel=1e-12)
+    centre = np.array([0.0, 0.0, 2.0 * math.sqrt(2.0) + 0.25])
+    gap = box_gap(half, np.zeros(3), rot((0.0, 1.0, 0.0), math.pi / 4), half, centre, rot((1.0, 0.0, 0.0), math.pi / 4))
+    assert gap == pytest.approx(0.25, rel=1e-12)
