@@ -12,7 +12,8 @@ raises for joint, equality and tendon combinations it cannot express as rows. Co
 - ``body.welded``: a body without a joint under a moving body (composite bodies are not merged);
 - ``body.unsupported``: gravity compensation;
 - ``contact.unsupported``: an explicit ``<pair>``; an ``<exclude>`` in a scene whose geoms can collide;
-  torsional or rolling friction (a colliding geom with condim 4 or 6);
+  torsional or rolling friction (a colliding geom with condim 4 or 6); a colliding geom with a contact
+  priority;
 - ``contact.unsupported-pair``: two geoms that can collide whose types the narrow phase does not handle
   (``collision.narrow.supported_pair``);
 - ``actuator.unsupported``: activation dynamics, transmissions other than a free, hinge or slide joint or
@@ -212,6 +213,13 @@ def _check_contacts(model: mujoco.MjModel) -> None:
         raise SceneError("contact.unsupported", f"<contact><exclude> ({model.nexclude}) in a scene whose geoms "
                                                 f"can collide ({_geom(model, g1[0])} and {_geom(model, g2[0])}) "
                                                 "is not supported")
+    for g in np.unique(np.concatenate((g1, g2))):
+        if model.geom_condim[g] not in (1, 3):
+            raise SceneError("contact.unsupported", f"{_geom(model, g)} has condim={model.geom_condim[g]}: torsional "
+                                                    "and rolling friction are not supported (condim 1 or 3)")
+        if model.geom_priority[g] != 0:
+            raise SceneError("contact.unsupported", f"{_geom(model, g)} has priority={model.geom_priority[g]}: "
+                                                    "contact priorities are not supported")
     for a, b in zip(g1, g2, strict=True):
         if not supported_pair(model.geom_type[a], model.geom_type[b]):
             types = (mujoco.mjtGeom(model.geom_type[a]).name, mujoco.mjtGeom(model.geom_type[b]).name)

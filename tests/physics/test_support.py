@@ -154,3 +154,28 @@ def test_disabling_constraints_is_refused_where_the_scene_has_limits_or_equaliti
         mechgym.load(xml, backend="mechgym")
     assert error.value.code == "option.unsupported" and "constraint" in error.value.message
     mechgym.load(xml.replace(' range="-1 1" limited="true"', ""), backend="mechgym").step(10)
+
+
+@pytest.mark.parametrize("attribute, word", [('condim="4"', "condim=4"), ('condim="6"', "condim=6"),
+                                             ('priority="1"', "priority=1")])
+def test_torsional_and_rolling_friction_and_priorities(attribute, word):
+    ball = '<body name="ball" pos="0 0 1"><freejoint/><geom name="ball" size="0.1"/></body>'
+    refused(scene(f'<geom name="floor" type="plane" size="1 1 0.1" {attribute}/>' + ball), "contact.unsupported",
+            "'floor'", word)
+
+
+def test_condim_1_is_frictionless():
+    """A block sliding at 2 m/s on a floor with friction 1 keeps its speed when either geom has condim 1 (and the
+    other no more), and stops within v^2 / (2 mu g) when both have condim 3."""
+    block = ('<body name="block" pos="0 0 0.1"><freejoint/><geom name="block" type="box" size="0.1 0.1 0.1" '
+             'condim="{}"/></body>')
+    for floor, body, frictionless in ((1, 1, True), (3, 3, False)):
+        xml = scene(f'<geom name="floor" type="plane" size="5 5 0.1" condim="{floor}"/>' + block.format(body),
+                    keyframe='<key qpos="0 0 0.1 1 0 0 0" qvel="2 0 0 0 0 0"/>')
+        sim = mechgym.load(xml, backend="mechgym", dt=1e-3)
+        sim.step(500)
+        if frictionless:
+            assert abs(sim.qvel[0] - 2.0) < 1e-12
+        else:
+            assert sim.qvel[0] == 0.0 or abs(sim.qvel[0]) < 1e-9
+            assert sim.qpos[0] < 2.0 ** 2 / (2 * 9.81) + 1e-3

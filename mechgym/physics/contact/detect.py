@@ -137,8 +137,10 @@ def _add_contact(geoms, bodies, state, world, contacts, g1, g2, k, scratch, com0
         dist += (1.0 - sweep) * h * row_rate(contacts, bodies, state, world, i, contacts.rows[i, 0], scratch.normal)
     contacts.dist[i] = dist
     contacts.restitution[i] = max(geoms.restitution[g1], geoms.restitution[g2])
-    contacts.static_friction[i] = max(geoms.static_friction[g1], geoms.static_friction[g2])
-    contacts.friction[i] = max(geoms.friction[g1], geoms.friction[g2])
+    # MuJoCo's pair: the larger condim and the larger friction of the two geoms; condim 1 is frictionless
+    frictionless = max(geoms.condim[g1], geoms.condim[g2]) == 1
+    contacts.static_friction[i] = 0.0 if frictionless else max(geoms.static_friction[g1], geoms.static_friction[g2])
+    contacts.friction[i] = 0.0 if frictionless else max(geoms.friction[g1], geoms.friction[g2])
 
 
 @njit(cache=True)

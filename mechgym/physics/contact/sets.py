@@ -53,13 +53,14 @@ class Geoms(NamedTuple):
     static_friction: np.ndarray  # (G,) mu_s
     friction: np.ndarray  # (G,) mu_k (MJCF sliding friction)
     extent: np.ndarray  # (G,) smallest half extent, m (inf for a plane)
+    condim: np.ndarray  # (G,) int64 MJCF condim: 1 frictionless, 3 Coulomb friction (4 and 6 are refused)
 
     @staticmethod
     def empty() -> Geoms:
         """No geoms (a scene stepped without contacts)."""
         index, value = np.zeros(0, dtype=np.int64), np.zeros(0)
         return Geoms(index, np.zeros((0, 3)), index, index, index, index, index, np.zeros((0, 3)), np.zeros((0, 4)),
-                     value, value, value, value)
+                     value, value, value, value, index)
 
 
 class ContactSet(NamedTuple):
@@ -187,7 +188,7 @@ def contact_geoms(model: mujoco.MjModel, body_index: np.ndarray) -> Geoms:
     material = contact_material(model)
     return Geoms(model.geom_type.astype(np.int64), model.geom_size.copy(), body, weld, parent, contype, conaffinity,
                  local_pos, local_quat, material.restitution, material.static_friction,
-                 model.geom_friction[:, 0].copy(), extent)
+                 model.geom_friction[:, 0].copy(), extent, model.geom_condim.astype(np.int64))
 
 
 @njit(cache=True, inline="always")
