@@ -53,6 +53,8 @@ class Direct:
                 self._args = args
                 return self._entry(*args)
         result = self._dispatcher(*args)
+        if not hasattr(self._dispatcher, "overloads"):  # NUMBA_DISABLE_JIT: a plain Python function
+            return result
         types = tuple(self._dispatcher.typeof_pyval(arg) for arg in args)
         compiled = self._dispatcher.overloads.get(types)
         self._args, self._types = args, types

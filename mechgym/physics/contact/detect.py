@@ -186,6 +186,18 @@ def _spin_bound(bodies, state, world, b):
         spin[world, b, 0] ** 2 + spin[world, b, 1] ** 2 + spin[world, b, 2] ** 2)
 
 
+@njit(cache=True)
+def _turn_reach(geoms, bodies, state, world, g1, g2, h):
+    """How far (m) the turns of the bodies of geoms g1, g2 can move their points in a step: h (w_a reach_1 +
+    w_b reach_2) (``_spin_bound``, ``_reach``; 0 for static geometry)."""
+    total = 0.0
+    for g in (g1, g2):
+        b = geoms.body[g]
+        if b >= 0:
+            total += _spin_bound(bodies, state, world, b) * _reach(geoms, g)
+    return h * total
+
+
 @njit(cache=True, inline="always")
 def _reach(geoms, g):
     """|c - x| + rho (m): how far from its body's centre of mass a point of geom g whose position depends on the
@@ -551,7 +563,10 @@ def find_contacts(geoms, bodies, env, state, world, t_end, h, com0, quat0, conta
         s = -1.0
         if _fast(geoms, g1, g2, motion):
             s = _pair_touch(geoms, bodies, state, world, g1, g2, motion, h, com0, quat0, scratch, margin)
-        ahead = 0.0
+        # speculative: the points a turn of either body in the next step can bring into contact (a plate rocking
+        # on one corner: its other corner, which the position correction must not dig in and which joins the
+        # impact when it closes within the step, see _join_closing_contacts)
+        ahead = _turn_reach(geoms, bodies, state, world, g1, g2, h) if sweep else 0.0
         if s >= 0.0:
             ahead = (1.0 - s) * motion
             _pose_at(geoms, bodies, state, world, a, s, h, com0, quat0, scratch)

@@ -107,7 +107,7 @@ def test_the_slider_rattles_in_its_notch_without_entering_the_walls():
     slider's corners stay inside the notch |y| <= d/2 = 0.026 m to 1e-9 m through hundreds of impacts, the
     impacts take energy out, and the energy never rises above its start by more than the integrator's own
     oscillation in the same run without walls (velocity Verlet's energy error is bounded, not zero)."""
-    rises = {}
+    rises, losses = {}, {}
     for walls in (True, False):
         sim = mechgym.load(slider_crank(walls), backend="mechgym")
         start = sim.energy()
@@ -119,7 +119,8 @@ def test_the_slider_rattles_in_its_notch_without_entering_the_walls():
         if walls:
             assert len(sim.events) > 100
             assert deepest < 1e-9
-            assert sim.energy() < 0.5 * start  # impacts with e = 0.4 take energy out
         else:
             assert deepest > 1e-3  # without walls the slider leaves the notch: the walls are what holds it
+        losses[walls] = start - sim.energy()
     assert rises[True] <= rises[False]
+    assert losses[True] > 10 * rises[False]  # impacts with e = 0.4 take energy out, far beyond the oscillation
