@@ -70,6 +70,16 @@ of the step and first touches at the fraction s, its contacts with static geomet
 separated pose at s (normals, points, features), never from the possibly deep overlap after the drift;
 their gaps are extrapolated to the end of the drift, dist_end = dist_s + (1 - s) h J_n v_half, and the
 position correction then projects the body back along that normal: a 1 mm wall stops a 20 m/s ball.
+A pair of moving bodies whose relative motion bound (|v_a - v_b| + w_a r_a + w_b r_b) h is fast is swept the
+same way on a lower bound of the pair's distance (``collision.toi.box_gap`` for two boxes), its contacts taken
+at the first-touch poses (``detect.py``). Speculative contacts: every pair is collided with the margin widened
+by how far the bodies' turns can move their points in the step (h w reach), so that the far corner of a plate
+rocking on one corner is in the set: the position correction may not dig it in, and it joins the impact when
+its gap closes within the step. An impact approaching no faster than VELOCITY_TOLERANCE is a resting contact.
+
+With joints (constraint rows) every contact impulse goes with the equality rows' impulses that keep them
+satisfied, and every position correction with the matching pose change (``joined.py``); the rows' velocity
+projection runs between the contact sweeps for the one-sided rows.
 
 Arrays (struct of arrays; ``ContactSet`` holds W worlds of C contacts each, contact c of world w at the flat
 index w C + c so that constraints' kernels that read ``rows.body_a[r]`` take the set as it is).
