@@ -287,18 +287,19 @@ def _clear_world_columns(a, b, grad):
 
 
 @njit(cache=True)
-def _body_coupling(bodies, state, world, body, gi, gj, column, vectors):
-    """gi W_body gj^T over one body's 6 columns starting at ``column``: (1/m) gi_x . gj_x plus
-    (R^T gi_theta) . diag(1/I) (R^T gj_theta) (W at the body's current orientation)."""
+def body_coupling(bodies, state, world, body, gi, column_i, gj, column_j, vectors):
+    """gi W_body gj^T over one body's 6 columns, starting at ``column_i`` in gi and ``column_j`` in gj (rows of
+    two body pairs that share this body): (1/m) gi_x . gj_x plus (R^T gi_theta) . diag(1/I) (R^T gj_theta) (W at
+    the body's current orientation); 0 for the world (body < 0). ``vectors`` (8, 3) scratch."""
     if body < 0:
         return 0.0
     quat = state.quat[world, body]
     left, right = vectors[6], vectors[7]
-    rotate_inverse(quat, gi[column + 3:column + 6], left)
-    rotate_inverse(quat, gj[column + 3:column + 6], right)
+    rotate_inverse(quat, gi[column_i + 3:column_i + 6], left)
+    rotate_inverse(quat, gj[column_j + 3:column_j + 6], right)
     total = 0.0
     for i in range(3):
-        total += bodies.inv_mass[body] * gi[column + i] * gj[column + i]
+        total += bodies.inv_mass[body] * gi[column_i + i] * gj[column_j + i]
         total += bodies.inv_inertia[body, i] * left[i] * right[i]
     return total
 
@@ -307,8 +308,8 @@ def _body_coupling(bodies, state, world, body, gi, gj, column, vectors):
 def coupling(bodies, state, world, a, b, gi, gj, vectors):
     """gi W gj^T for two 12-number gradient rows of the body pair (a, b): the rate of change of g_i per unit
     impulse along gj (1/kg for POINT/DISTANCE rows: m/s per N s)."""
-    return (_body_coupling(bodies, state, world, a, gi, gj, LIN_A, vectors)
-            + _body_coupling(bodies, state, world, b, gi, gj, LIN_B, vectors))
+    return (body_coupling(bodies, state, world, a, gi, LIN_A, gj, LIN_A, vectors)
+            + body_coupling(bodies, state, world, b, gi, LIN_B, gj, LIN_B, vectors))
 
 
 @njit(cache=True, inline="always")

@@ -31,8 +31,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ..constraints import EQUALITY, LIN_A, LIN_B, apply_impulse
-from ..rotation import rotate_inverse
+from ..constraints import EQUALITY, LIN_A, LIN_B, apply_impulse, body_coupling
 
 SINGULAR = 1e-12  # relative pivot size below which an equality row counts as dependent
 # A contact row whose joined coupling is below this fraction of its free-body one moves nothing the joints allow
@@ -52,7 +51,7 @@ class Joined(NamedTuple):
     # (R,) the rows' shares of impacts' impulses: an impulse is no force, so they are neither reported as the
     # rows' forces nor carried into the next step's warm start (as an impact's own impulse is not)
     impact_shares: np.ndarray
-    vectors: np.ndarray  # (2, 3) scratch
+    vectors: np.ndarray  # (8, 3) scratch (constraints.body_coupling)
 
     @staticmethod
     def empty(capacity: int, rows: int, bodies: int) -> Joined:
@@ -64,22 +63,7 @@ def new_joined(capacity, rows, bodies):
     """A zeroed ``Joined`` (callable from compiled code)."""
     return Joined(np.zeros((rows, rows)), np.ones(rows, dtype=np.bool_), np.zeros((3, rows)),
                   np.zeros((capacity, 3, rows)), np.zeros((bodies, 6)), np.zeros(rows), np.zeros(rows),
-                  np.zeros((2, 3)))
-
-
-@njit(cache=True)
-def _body_coupling(bodies, state, world, body, gi, column_i, gj, column_j, vectors):
-    """gi W_body gj^T over one body's columns (which may sit at different places in the two rows): (1/m)
-    gi_x . gj_x + (R^T gi_theta) . diag(1/I) (R^T gj_theta), W at the body's current orientation."""
-    quat = state.quat[world, body]
-    left, right = vectors[0], vectors[1]
-    rotate_inverse(quat, gi[column_i + 3:column_i + 6], left)
-    rotate_inverse(quat, gj[column_j + 3:column_j + 6], right)
-    total = 0.0
-    for k in range(3):
-        total += bodies.inv_mass[body] * gi[column_i + k] * gj[column_j + k]
-        total += bodies.inv_inertia[body, k] * left[k] * right[k]
-    return total
+                  np.zeros((8, 3)))
 
 
 @njit(cache=True)
@@ -91,9 +75,9 @@ def cross_coupling(bodies, state, world, a_i, b_i, gi, a_j, b_j, gj, vectors):
         if body_i < 0:
             continue
         if body_i == a_j:
-            total += _body_coupling(bodies, state, world, body_i, gi, column_i, gj, LIN_A, vectors)
+            total += body_coupling(bodies, state, world, body_i, gi, column_i, gj, LIN_A, vectors)
         if body_i == b_j:
-            total += _body_coupling(bodies, state, world, body_i, gi, column_i, gj, LIN_B, vectors)
+            total += body_coupling(bodies, state, world, body_i, gi, column_i, gj, LIN_B, vectors)
     return total
 
 
