@@ -93,19 +93,25 @@ def _brute_force(lo, hi, body, parent, contype, conaffinity, filter_parent):
     return pairs
 
 
+def _random_pose_aabbs(rng, model):
+    """AABBs (margin 0.1 mm) of ``model``'s geoms with every joint at a random position (free joints: a random
+    orientation at their initial place)."""
+    data = mujoco.MjData(model)
+    for j in range(model.njnt):
+        adr = model.jnt_qposadr[j]
+        if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE:
+            data.qpos[adr + 3:adr + 7] = random_quat(rng)
+        else:
+            data.qpos[adr] = rng.uniform(-3.0, 3.0)
+    mujoco.mj_kinematics(model, data)
+    return _aabbs(model.geom_type, model.geom_size, data.geom_xpos, data.geom_xmat.reshape(-1, 3, 3), 1e-4)
+
+
 def test_sweep_finds_exactly_the_overlapping_filtered_pairs():
     rng = np.random.default_rng(7)
     for trial in range(6):
         model = _random_scene(rng, 30)
-        data = mujoco.MjData(model)
-        for j in range(model.njnt):
-            adr = model.jnt_qposadr[j]
-            if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE:
-                data.qpos[adr + 3:adr + 7] = random_quat(rng)
-            else:
-                data.qpos[adr] = rng.uniform(-3.0, 3.0)
-        mujoco.mj_kinematics(model, data)
-        lo, hi = _aabbs(model.geom_type, model.geom_size, data.geom_xpos, data.geom_xmat.reshape(-1, 3, 3), 1e-4)
+        lo, hi = _random_pose_aabbs(rng, model)
         body, parent, contype, conaffinity = filter_arrays(model)
         assert body[0] == body[1] == 0  # the plane and the static box
         order = rng.permutation(model.ngeom).astype(np.int64)
@@ -137,15 +143,7 @@ def test_grid_gives_the_sweeps_pairs_in_the_sweeps_order():
     rng = np.random.default_rng(11)
     for trial in range(6):
         model = _random_scene(rng, 40)
-        data = mujoco.MjData(model)
-        for j in range(model.njnt):
-            adr = model.jnt_qposadr[j]
-            if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE:
-                data.qpos[adr + 3:adr + 7] = random_quat(rng)
-            else:
-                data.qpos[adr] = rng.uniform(-3.0, 3.0)
-        mujoco.mj_kinematics(model, data)
-        lo, hi = _aabbs(model.geom_type, model.geom_size, data.geom_xpos, data.geom_xmat.reshape(-1, 3, 3), 1e-4)
+        lo, hi = _random_pose_aabbs(rng, model)
         if trial % 2:  # ties: geoms stacked on a lattice, their AABBs touching exactly
             lo, hi = np.round(lo, 1), np.round(hi, 1)
         body, parent, contype, conaffinity = filter_arrays(model)
