@@ -35,6 +35,7 @@ from ..physics.dispatch import Direct
 from ..physics.joints import state_from_mujoco, store_coordinates, turns_from_qpos
 from ..physics.kinematics import BODY_QUAT, FRAME_SIZE, OFFSET, OMEGA, ORIGIN_VEL, derive_frame, store_generalized
 from ..physics.state import energy
+from ..physics.step import resting_forces
 from ..scene import name_of
 from ..simulator import BodyState, Contact, Event, Simulator
 
@@ -221,7 +222,9 @@ class MechgymSimulator(Simulator):
         if engine.env.contacts:
             sweep_setup(engine.geoms, self._scratch, self._state)
             rows, nbody = engine.linkage.rows.kind.size, engine.mj_body.size
+            wrench = resting_forces(engine.bodies, engine.actuators, engine.env, engine.linkage, self._state, 0,
+                                    self._ctrl[0])
             if prime_contacts(engine.geoms, engine.linkage, engine.bodies, engine.env, self._state, 0, self._dt,
-                              self._contacts, self._scratch, Workspace.empty(nbody, rows),
+                              wrench, self._contacts, self._scratch, Workspace.empty(nbody, rows),
                               Joined.empty(CONTACTS, rows, nbody), np.zeros(rows), MARGIN) < 0:
                 self._fail("the resting contact forces of the initial state did not converge")

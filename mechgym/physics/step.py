@@ -13,7 +13,7 @@ One step of length h from t_k = k h (k = the global step index, so time is never
 The constraint stages run only when the scene has rows (joints, equalities, rods, ropes); without rows the
 step is Engine I's velocity Verlet unchanged. When geoms can collide the contact stages of
 :mod:`mechgym.physics.contact` run too: warm_start after the opening kick; find_contacts (at the poses SHAKE
-left) and correct_positions after the drift; solve_contacts and settle_impacts after the closing kick. With
+left) and correct_positions after the drift; solve_contacts and settle_contacts after the closing kick. With
 rows too, contacts and constraints are coupled at both levels: the position correction moves the poses along
 the contact normals and the rows' gradients together, so that it removes penetration without breaking a
 joint (``contact.correct_positions``), and after the velocity projection of the rows the contact solve sweeps
@@ -64,7 +64,7 @@ from .contact import (
     find_contacts,
     keep_contacts,
     new_joined,
-    settle_impacts,
+    settle_contacts,
     solve_contacts,
     warm_start,
 )
@@ -94,6 +94,30 @@ def opening_kick(bodies, env, state, world, half, wrench, impulse):
         for i in range(3):
             state.vel[world, b, i] += half * (env.gravity[i] + wrench[b, i] * inv_mass) + impulse[b, i] * inv_mass
             state.momentum[world, b, i] += half * wrench[b, 3 + i] + impulse[b, 3 + i]
+
+
+@njit(cache=True, inline="always")
+def applied_forces(bodies, actuators, env, linkage, state, world, ctrl, frames, scratch, wrench):
+    """wrench (B, 6) = the smooth forces F, T (N, N m about each COM) at the state of ``world``: fluid, damping
+    and actuators (``forces.smooth_wrench`` and, on hinge/slide coordinates, ``forces.coordinate_wrench``).
+    Scenes without smooth forces keep wrench = 0 and skip the evaluation. The hinge/slide forces are added here
+    and not inside the inlined smooth_wrench: there, their call (never made without such forces) measurably
+    doubled the step time of scenes without them."""
+    if env.smooth:
+        smooth_wrench(bodies, actuators, env, state, world, ctrl, frames, wrench)
+        if env.coordinate_forces:
+            coordinate_wrench(bodies, actuators, linkage.coordinates, state, world, ctrl, scratch, wrench)
+
+
+@njit(cache=True)
+def resting_forces(bodies, actuators, env, linkage, state, world, ctrl):
+    """The smooth forces (B, 6) of ``applied_forces`` at the state of ``world`` under ``ctrl`` (U,), for the
+    resting reactions of the contacts at a reset (``contact.prime_contacts``)."""
+    nbody = state.com.shape[1]
+    wrench = np.zeros((nbody, 6))
+    applied_forces(bodies, actuators, env, linkage, state, world, ctrl, np.empty((nbody, FRAME_SIZE)),
+                   new_coordinate_scratch(linkage.coordinates.rows.kind.size), wrench)
+    return wrench
 
 
 @njit(cache=True)
@@ -126,9 +150,7 @@ def closing_kick(bodies, actuators, env, linkage, constrained, state, world, ctr
             start[b, 3 + i] = state.momentum[world, b, i]
     for iteration in range(MAX_ITERATIONS):
         if iteration > 0:
-            smooth_wrench(bodies, actuators, env, state, world, ctrl, frames, wrench)
-            if env.coordinate_forces:
-                coordinate_wrench(bodies, actuators, linkage.coordinates, state, world, ctrl, scratch, wrench)
+            applied_forces(bodies, actuators, env, linkage, state, world, ctrl, frames, scratch, wrench)
         converged = iteration > 0
         for b in range(start.shape[0]):
             inv_mass = bodies.inv_mass[b]
@@ -148,7 +170,7 @@ def closing_kick(bodies, actuators, env, linkage, constrained, state, world, ctr
         if constrained and project_velocity(linkage.rows, bodies, linkage.solver, state, world, h, work) < 0:
             return NOT_PROJECTED
         if env.contacts and solve_contacts(linkage, bodies, state, world, h, contacts, contact_scratch, work,
-                                           joined) < 0:
+                                           joined, iteration > 0) < 0:
             return CONTACTS_NOT_SOLVED
         if converged:
             return OK
@@ -242,14 +264,7 @@ def advance(bodies, actuators, env, linkage, geoms, windows, state, contacts, co
             _copy_world(state, saved, world, False)
             if contacting:
                 keep_contacts(contacts, world, held, held_ints, held_floats, False)
-            # Scenes without smooth forces keep wrench = 0 and skip its evaluation. The hinge/slide forces are
-            # added here and not inside the inlined smooth_wrench: there, their call (never made without such
-            # forces) measurably doubled the step time of scenes without them.
-            if env.smooth:
-                smooth_wrench(bodies, actuators, env, state, world, ctrl[world], frames, wrench)
-                if env.coordinate_forces:
-                    coordinate_wrench(bodies, actuators, linkage.coordinates, state, world, ctrl[world], scratch,
-                                      wrench)
+            applied_forces(bodies, actuators, env, linkage, state, world, ctrl[world], frames, scratch, wrench)
             window_impulse(windows, world, t0, t_mid, impulse)
             opening_kick(bodies, env, state, world, half, wrench, impulse)
             if contacting:
@@ -274,19 +289,16 @@ def advance(bodies, actuators, env, linkage, geoms, windows, state, contacts, co
                                         h, impulse, start, previous, frames, scratch, work, wrench, contacts,
                                         contact_scratch, joined)
                 else:
-                    if env.smooth:
-                        smooth_wrench(bodies, actuators, env, state, world, ctrl[world], frames, wrench)
-                        if env.coordinate_forces:
-                            coordinate_wrench(bodies, actuators, linkage.coordinates, state, world, ctrl[world],
-                                              scratch, wrench)
+                    applied_forces(bodies, actuators, env, linkage, state, world, ctrl[world], frames, scratch,
+                                   wrench)
                     opening_kick(bodies, env, state, world, half, wrench, impulse)
                     if constrained and project_velocity(rows, bodies, solver, state, world, h, work) < 0:
                         code = NOT_PROJECTED
                     elif contacting and solve_contacts(linkage, bodies, state, world, h, contacts, contact_scratch,
-                                                       work, joined) < 0:
+                                                       work, joined, False) < 0:
                         code = CONTACTS_NOT_SOLVED
-            if code == OK and contacting and settle_impacts(linkage, bodies, env, state, world, h, contacts,
-                                                            contact_scratch, work, joined, saved_impulses) < 0:
+            if code == OK and contacting and settle_contacts(linkage, bodies, env, state, world, h, wrench, contacts,
+                                                             contact_scratch, work, joined, saved_impulses) < 0:
                 code = CONTACTS_NOT_SOLVED
             if code == OK and not _finite(state, world):
                 code = NON_FINITE

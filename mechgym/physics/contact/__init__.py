@@ -32,7 +32,7 @@ One step of length h (``step.advance`` runs these among its own stages when the 
   closing kick   v += h/2 (g + F/m)                                                     (step.py)
   solve_contacts projected Gauss-Seidel on the rows to tolerance (impacts: compression, rebound, final
                  inelastic stage); reaction forces                                         (this module)
-  settle_impacts after impacts: the resting reactions of the bodies they brought to rest    (this module)
+  settle_contacts after impacts and releases: resting reactions as the next warm start    (this module)
 
 Warm start / rest (seed 000). F_c = (P_open + P_close) / h is the mean reaction over the step of a
 persistent contact (one that touched in the previous step too): the impulse of the opening half plus the
@@ -40,7 +40,10 @@ closing solve's impulse. Applying h/2 F_c in the next opening kick makes contact
 forces in velocity Verlet: a resting body sees exactly zero net impulse in each half (rest is exact, no
 creep on a slope), and a sliding body gets kinetic friction in both halves (second-order distances).
 An impact's impulse is not a force and is not carried over: after an impact F is the resting reaction of a
-trial solve when the impact brought the bodies to rest, else 0 (``settle_impacts``). At a reset
+trial solve when the impact brought the bodies to rest, else 0 (``settle_contacts``). After a step in which a
+pushing contact let go, the resting reactions replace the others' mean forces too: those made up for the part
+of its opening impulse that came after it let go. The resting reactions hold against gravity and the smooth
+forces (servos, damping) at the end of the step. At a reset
 ``prime_contacts`` gives the contacts of the initial poses their resting reactions. Persistence: same geom
 pair and feature id, or (a clipping label that changed with round-off) the same point within MATCH_RADIUS.
 
@@ -97,7 +100,7 @@ from .solve import (
     end_rebound,
     finish_solve,
     prime_contacts,
-    settle_impacts,
+    settle_contacts,
     solve_contacts,
     start_rebound,
     update_sliding,
@@ -123,7 +126,7 @@ __all__ = [
     "keep_contacts",
     "new_joined",
     "prime_contacts",
-    "settle_impacts",
+    "settle_contacts",
     "solve_contacts",
     "start_rebound",
     "sweep_setup",

@@ -65,7 +65,7 @@ def _along(v, row):
 
 
 @njit(cache=True)
-def begin_solve(linkage, bodies, state, world, contacts, scratch, work, joined):
+def begin_solve(linkage, bodies, state, world, contacts, scratch, work, joined, again):
     """After the closing kick: the couplings K = J W J^T (3 x 3) of the touching contacts at the corrected
     poses (with constraint rows the joined couplings, ``contact.joined``, on the rows' gradients that the
     velocity projection left in ``work``), and the warm start of the closing solve: each persistent contact's
@@ -74,9 +74,20 @@ def begin_solve(linkage, bodies, state, world, contacts, scratch, work, joined):
     self-equilibrated splits (a "squeeze" that moves nothing), which the sweeps never remove and which, carried
     from step to step through F = (P_open + P_close) / h, would accumulate until they saturate the cones (a
     5-box stack); from zero they halve every step instead.
+
+    ``again``: the same contacts at the same poses were solved for an earlier iterate of the implicit closing
+    kick (``step.closing_kick``), without impacts: the couplings stand, and each contact starts from that
+    solve's impulses (normal and tangential), which differ from this iterate's by the small change of the
+    smooth forces between iterates, so the sweeps only need to remove that change.
     """
     capacity = contacts.prev_geom1.size // contacts.count.size
     base = world * capacity
+    if again:
+        for i in range(base, base + min(contacts.count[world], capacity)):
+            if contacts.active[i]:
+                p = contacts.impulse[i]
+                _apply_rows(linkage, bodies, state, world, contacts, i, p[0], p[1], p[2], work, joined)
+        return
     rows = linkage.rows
     if rows.kind.size > 0:
         factor_rows(rows, bodies, state, world, work.gradient, joined)
@@ -230,11 +241,13 @@ def _converge(linkage, bodies, state, world, contacts, scratch, work, joined):
 
 
 @njit(cache=True)
-def solve_contacts(linkage, bodies, state, world, h, contacts, scratch, work, joined):
+def solve_contacts(linkage, bodies, state, world, h, contacts, scratch, work, joined, again):
     """The closing velocity solve of the contacts, together with the constraint rows of ``linkage`` (whose
     velocity projection has run: ``work`` holds its gradients and impulses, which the solve goes on
     accumulating): ``begin_solve``, sweeps to convergence (``_converge``), if impacts rebound
     ``start_rebound``, sweeps again and ``end_rebound``, then ``finish_solve``. Returns the sweeps used, or -1.
+    ``again``: a later iterate of the implicit closing kick, at the same poses (``begin_solve``); honoured only
+    when no contact is an impact (whose staged impulses are no warm start).
 
     Impacts with a rebound go in three stages (Poisson's form of the Newton targets, which cannot add energy
     when several points hit at once, where Newton's simultaneous targets can): compression, every impact
@@ -244,7 +257,7 @@ def solve_contacts(linkage, bodies, state, world, h, contacts, scratch, work, jo
     would drive into other contacts. Energy: with u the velocity change of P_c, complementarity and friction
     opposing slip give <v_c, u>_M = J v_c . P_c <= 0, so KE(v_before) = KE(v_c - u) >= KE(v_c) + KE(u) while
     KE(v_c + r u) <= KE(v_c) + r^2 KE(u), r <= e <= 1 (exact for one point or a common r)."""
-    begin_solve(linkage, bodies, state, world, contacts, scratch, work, joined)
+    begin_solve(linkage, bodies, state, world, contacts, scratch, work, joined, again and not _impacts(world, contacts))
     first = _converge(linkage, bodies, state, world, contacts, scratch, work, joined)
     if first < 0 or not start_rebound(linkage, bodies, state, world, contacts, work, joined):
         finish_solve(bodies, state, world, h, contacts, scratch)
@@ -253,6 +266,16 @@ def solve_contacts(linkage, bodies, state, world, h, contacts, scratch, work, jo
     end_rebound(world, contacts)
     finish_solve(bodies, state, world, h, contacts, scratch)
     return first + last if last >= 0 else -1
+
+
+@njit(cache=True)
+def _impacts(world, contacts):
+    """Any touching contact of world ``world`` is an impact."""
+    capacity = contacts.prev_geom1.size // contacts.count.size
+    for i in range(world * capacity, world * capacity + min(contacts.count[world], capacity)):
+        if contacts.active[i] and contacts.impact[i]:
+            return True
+    return False
 
 
 @njit(cache=True)
@@ -295,24 +318,26 @@ def end_rebound(world, contacts):
 
 
 @njit(cache=True)
-def _rest_reactions(linkage, bodies, env, state, world, h, contacts, scratch, work, joined, held):
-    """The reaction forces that hold the touching contacts against the next closing half-kick of gravity:
-    F = 2 P / h from a trial solve of v + h/2 g with every target at rest (friction as decided), together with
-    the constraint rows (projected from zero impulses at the current poses); velocities, momenta and the rows'
-    velocity impulses (kept in ``held`` (R,)) restored afterwards. Returns the trial's sweeps, or -1."""
+def _rest_reactions(linkage, bodies, env, state, world, h, wrench, contacts, scratch, work, joined, held):
+    """The reaction forces that hold the touching contacts against the next opening half-kick: F = 2 P / h from
+    a trial solve of v + h/2 (g + F_s/m), L + h/2 T_s (F_s, T_s: the smooth forces in ``wrench`` (B, 6): servos,
+    damping, fluid) with every target at rest (friction as decided), together with the constraint rows
+    (projected from zero impulses at the current poses); velocities, momenta and the rows' velocity impulses
+    (kept in ``held`` (R,)) restored afterwards. Returns the trial's sweeps, or -1."""
     saved = scratch.displacement
     for b in range(saved.shape[0]):
         for k in range(3):
             saved[b, k] = state.vel[world, b, k]
             saved[b, 3 + k] = state.momentum[world, b, k]
-            state.vel[world, b, k] += 0.5 * h * env.gravity[k]
+            state.vel[world, b, k] += 0.5 * h * (env.gravity[k] + wrench[b, k] * bodies.inv_mass[b])
+            state.momentum[world, b, k] += 0.5 * h * wrench[b, 3 + k]
     rows = linkage.rows
     for r in range(rows.kind.size):
         held[r] = work.impulse_velocity[r]
         work.impulse_velocity[r] = 0.0
     if rows.kind.size > 0:
         begin_projection(rows, bodies, linkage.solver, state, world, work)
-    sweeps = solve_contacts(linkage, bodies, state, world, h, contacts, scratch, work, joined)
+    sweeps = solve_contacts(linkage, bodies, state, world, h, contacts, scratch, work, joined, False)
     capacity = contacts.prev_geom1.size // contacts.count.size
     for i in range(world * capacity, world * capacity + min(contacts.count[world], capacity)):
         for j in range(3):
@@ -331,47 +356,72 @@ def _rest_reactions(linkage, bodies, env, state, world, h, contacts, scratch, wo
 
 
 @njit(cache=True)
-def _speed(state, world, body):
-    """|v| of a body's centre of mass (0 for static geometry), m/s."""
+def _slow(state, world, body, limit):
+    """|v| of a body's centre of mass at most ``limit`` (m/s; static geometry always is)."""
     if body < 0:
-        return 0.0
+        return True
     v = state.vel[world, body]
-    return math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+    return v[0] * v[0] + v[1] * v[1] + v[2] * v[2] <= limit * limit
 
 
 @njit(cache=True)
-def settle_impacts(linkage, bodies, env, state, world, h, contacts, scratch, work, joined, held):
-    """After ``solve_contacts`` in a step with impacts: an impact's impulse is no force to carry into the next
-    opening kick, but a body that an impact brought to rest (e = 0) needs its support there, or it falls
-    h^2 g / 2 and lands again. The impacts that bounce off (rebound > 0) leave the set's touching
-    contacts; the others rest from now on. If every body that stays in contact after an impact is left slower
-    than gravity makes it in a step (|v| <= |g| h), every touching contact's force becomes the resting reaction
-    (``_rest_reactions``); a body still moving (a box pivoting on the edge it landed on) carries no impact force
-    instead, since the reaction that would hold it in this pose is no force of its motion. Returns 0 when
-    there was nothing to settle, else the trial's sweeps (or -1)."""
+def _pushed(force):
+    """A contact force (N, world vector) that the next opening kick would apply."""
+    return force[0] != 0.0 or force[1] != 0.0 or force[2] != 0.0
+
+
+@njit(cache=True)
+def settle_contacts(linkage, bodies, env, state, world, h, wrench, contacts, scratch, work, joined, held):
+    """After ``solve_contacts``: where the step's mean reaction forces would make a wrong warm start, replace
+    them by the resting reactions (``_rest_reactions``, against gravity and the smooth forces in ``wrench``
+    (B, 6) at the end of the step). Two events call for it:
+
+    - an impact: its impulse is no force to carry into the next opening kick, but a body that an impact brought
+      to rest (e = 0) needs its support there, or it falls h^2 g / 2 and lands again. The impacts that bounce
+      off (rebound > 0) leave the set's touching contacts; the others rest from now on.
+    - a release: a contact whose predecessor's force the opening kick applied but that no longer touches (or
+      left the margin). It held the body for part of the step only, and the other contacts' mean forces make
+      up for the rest of its opening impulse: carried into the next step, that share acts without it. (A card
+      pinched by two pads and lifted off a table: the table's share came back as a torque of 4e-6 N m that
+      turned the card by 4e-7 rad in the next drift, opened one pad's contacts by 16 nm and let the card
+      rattle between the pads.)
+
+    If every body of these contacts is left slower than gravity makes it in a step (|v| <= |g| h), every
+    touching contact's force becomes the resting reaction; a body still moving (a box pivoting on the edge it
+    landed on) keeps the mean forces (an impact's: none), since the reaction that would hold it in this pose is
+    no force of its motion. Returns 0 when there was nothing to settle, else the trial's sweeps (or -1)."""
     capacity = contacts.prev_geom1.size // contacts.count.size
+    base = world * capacity
     limit = math.sqrt(env.gravity[0] ** 2 + env.gravity[1] ** 2 + env.gravity[2] ** 2) * h
-    any_impact, resting = False, True
-    for i in range(world * capacity, world * capacity + min(contacts.count[world], capacity)):
-        if contacts.active[i] and contacts.impact[i]:
-            any_impact = True
+    event, resting = False, True
+    for i in range(base, base + min(contacts.count[world], capacity)):
+        impact = contacts.active[i] and contacts.impact[i]
+        released = not contacts.active[i] and _pushed(contacts.opened[i])
+        if impact:
             contacts.impact[i] = False
             contacts.active[i] = contacts.rebound[i] <= 0.0
-            resting = resting and (not contacts.active[i] or (_speed(state, world, contacts.body_a[i]) <= limit
-                                                              and _speed(state, world, contacts.body_b[i]) <= limit))
-    if not (any_impact and resting):
+        if impact or released:
+            event = True
+            if released or contacts.active[i]:  # a bounce leaves its bodies free
+                resting = resting and _slow(state, world, contacts.body_a[i], limit) and _slow(
+                    state, world, contacts.body_b[i], limit)
+    for j in range(base, base + contacts.prev_count[world]):  # predecessors no contact matched (find_contacts)
+        event = event or (contacts.prev_geom1[j] >= 0 and _pushed(contacts.prev_force[j]))
+    if not (event and resting):
         return 0
-    return _rest_reactions(linkage, bodies, env, state, world, h, contacts, scratch, work, joined, held)
+    return _rest_reactions(linkage, bodies, env, state, world, h, wrench, contacts, scratch, work, joined, held)
 
 
 @njit(cache=True)
-def prime_contacts(geoms, linkage, bodies, env, state, world, h, contacts, scratch, work, joined, held, margin):
+def prime_contacts(geoms, linkage, bodies, env, state, world, h, wrench, contacts, scratch, work, joined, held,
+                   margin):
     """At a reset: the contacts of the initial poses, all taken as resting, with their resting reactions
-    (``_rest_reactions``, constraint rows included), so that a body placed at rest on a support or a slope
+    (``_rest_reactions`` against gravity and the smooth forces ``wrench`` (B, 6) of the initial state,
+    constraint rows included), so that a body placed at rest on a support or a slope, or held by servos,
     stays there from the first step. ``work``: a constraints.Workspace (its start poses are scratch here);
     ``joined`` (contact.Joined) and ``held`` (R,): scratch. Returns the trial's sweeps, or -1."""
     contacts.count[world] = 0
     if find_contacts(geoms, bodies, env, state, world, 0.0, h, work.com0, work.quat0, contacts, scratch, margin,
                      False, True) < 0:
         return -1
-    return _rest_reactions(linkage, bodies, env, state, world, h, contacts, scratch, work, joined, held)
+    return _rest_reactions(linkage, bodies, env, state, world, h, wrench, contacts, scratch, work, joined, held)

@@ -94,8 +94,8 @@ class ContactScene:
     def prime(self, h: float) -> int:
         """Contacts and their resting reactions at the current poses (``contact.prime_contacts``)."""
         return prime_contacts(self.geoms, self.engine.linkage, self.engine.bodies, self.engine.env, self.state, 0, h,
-                              self.contacts, self.scratch, self.work, self.joined, self.held,
-                              MARGIN)
+                              np.zeros((self.state.com.shape[1], 6)), self.contacts, self.scratch, self.work,
+                              self.joined, self.held, MARGIN)
 
     def run(self, h: float, n: int, first_step: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """n steps; returns (trace (n, B, 9), touching contacts (n,), status (2,))."""

@@ -23,8 +23,8 @@ def test_two_worlds_bounce_independently():
     contacts = ContactSet.empty(2)
     bodies, env = scene.engine.bodies, scene.engine.env
     for world in range(2):
-        assert prime_contacts(scene.geoms, scene.engine.linkage, bodies, env, state, world, h, contacts, scene.scratch,
-                              scene.work, scene.joined, scene.held, MARGIN) > 0
+        assert prime_contacts(scene.geoms, scene.engine.linkage, bodies, env, state, world, h, np.zeros((1, 6)),
+                              contacts, scene.scratch, scene.work, scene.joined, scene.held, MARGIN) > 0
     trace, _, status = advance_worlds(scene.engine, state, contacts, scene.scratch, h, n)
     assert status.tolist() == [[n, 0], [n, 0]]
     for world, height in enumerate((1.0, 0.5)):
