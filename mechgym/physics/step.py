@@ -96,27 +96,19 @@ def opening_kick(bodies, env, state, world, half, wrench, impulse):
             state.momentum[world, b, i] += half * wrench[b, 3 + i] + impulse[b, 3 + i]
 
 
-@njit(cache=True, inline="always")
-def applied_forces(bodies, actuators, env, linkage, state, world, ctrl, frames, scratch, wrench):
-    """wrench (B, 6) = the smooth forces F, T (N, N m about each COM) at the state of ``world``: fluid, damping
-    and actuators (``forces.smooth_wrench`` and, on hinge/slide coordinates, ``forces.coordinate_wrench``).
-    Scenes without smooth forces keep wrench = 0 and skip the evaluation. The hinge/slide forces are added here
-    and not inside the inlined smooth_wrench: there, their call (never made without such forces) measurably
-    doubled the step time of scenes without them."""
-    if env.smooth:
-        smooth_wrench(bodies, actuators, env, state, world, ctrl, frames, wrench)
-        if env.coordinate_forces:
-            coordinate_wrench(bodies, actuators, linkage.coordinates, state, world, ctrl, scratch, wrench)
-
-
 @njit(cache=True)
 def resting_forces(bodies, actuators, env, linkage, state, world, ctrl):
-    """The smooth forces (B, 6) of ``applied_forces`` at the state of ``world`` under ``ctrl`` (U,), for the
-    resting reactions of the contacts at a reset (``contact.prime_contacts``)."""
+    """The smooth forces (B, 6) (N, N m about each COM) that the opening kick applies at the state of ``world``
+    under the controls ``ctrl`` (U,), for the resting reactions of the contacts at a reset
+    (``contact.prime_contacts``). (``advance`` evaluates the same two terms inline: a helper taking the
+    model's named tuples would pay their reference counting on every step, smooth forces or not.)"""
     nbody = state.com.shape[1]
     wrench = np.zeros((nbody, 6))
-    applied_forces(bodies, actuators, env, linkage, state, world, ctrl, np.empty((nbody, FRAME_SIZE)),
-                   new_coordinate_scratch(linkage.coordinates.rows.kind.size), wrench)
+    if env.smooth:
+        smooth_wrench(bodies, actuators, env, state, world, ctrl, np.empty((nbody, FRAME_SIZE)), wrench)
+        if env.coordinate_forces:
+            coordinate_wrench(bodies, actuators, linkage.coordinates, state, world, ctrl,
+                              new_coordinate_scratch(linkage.coordinates.rows.kind.size), wrench)
     return wrench
 
 
@@ -150,7 +142,9 @@ def closing_kick(bodies, actuators, env, linkage, constrained, state, world, ctr
             start[b, 3 + i] = state.momentum[world, b, i]
     for iteration in range(MAX_ITERATIONS):
         if iteration > 0:
-            applied_forces(bodies, actuators, env, linkage, state, world, ctrl, frames, scratch, wrench)
+            smooth_wrench(bodies, actuators, env, state, world, ctrl, frames, wrench)
+            if env.coordinate_forces:
+                coordinate_wrench(bodies, actuators, linkage.coordinates, state, world, ctrl, scratch, wrench)
         converged = iteration > 0
         for b in range(start.shape[0]):
             inv_mass = bodies.inv_mass[b]
@@ -264,7 +258,14 @@ def advance(bodies, actuators, env, linkage, geoms, windows, state, contacts, co
             _copy_world(state, saved, world, False)
             if contacting:
                 keep_contacts(contacts, world, held, held_ints, held_floats, False)
-            applied_forces(bodies, actuators, env, linkage, state, world, ctrl[world], frames, scratch, wrench)
+            # Scenes without smooth forces keep wrench = 0 and skip its evaluation. The hinge/slide forces are
+            # added here and not inside the inlined smooth_wrench: there, their call (never made without such
+            # forces) measurably doubled the step time of scenes without them.
+            if env.smooth:
+                smooth_wrench(bodies, actuators, env, state, world, ctrl[world], frames, wrench)
+                if env.coordinate_forces:
+                    coordinate_wrench(bodies, actuators, linkage.coordinates, state, world, ctrl[world], scratch,
+                                      wrench)
             window_impulse(windows, world, t0, t_mid, impulse)
             opening_kick(bodies, env, state, world, half, wrench, impulse)
             if contacting:
@@ -289,8 +290,11 @@ def advance(bodies, actuators, env, linkage, geoms, windows, state, contacts, co
                                         h, impulse, start, previous, frames, scratch, work, wrench, contacts,
                                         contact_scratch, joined)
                 else:
-                    applied_forces(bodies, actuators, env, linkage, state, world, ctrl[world], frames, scratch,
-                                   wrench)
+                    if env.smooth:
+                        smooth_wrench(bodies, actuators, env, state, world, ctrl[world], frames, wrench)
+                        if env.coordinate_forces:
+                            coordinate_wrench(bodies, actuators, linkage.coordinates, state, world, ctrl[world],
+                                              scratch, wrench)
                     opening_kick(bodies, env, state, world, half, wrench, impulse)
                     if constrained and project_velocity(rows, bodies, solver, state, world, h, work) < 0:
                         code = NOT_PROJECTED
