@@ -47,6 +47,28 @@ def _shift(bodies, state, world, displacement, body, row, column, amount):
 
 
 @njit(cache=True)
+def row_change(motion, a, b, row):
+    """J . (dx, dtheta) of a 12-number row on the bodies (a, b): its gap's change (m) for the pose changes
+    ``motion`` (B, 6) (dx m, dtheta rad), or its rate's change (m/s) for velocity changes (dv, omega)."""
+    return _displaced(motion, a, row, LIN_A) + _displaced(motion, b, row, LIN_B)
+
+
+@njit(cache=True)
+def add_response(rows, bodies, state, world, motion, a, b, row, amount, gradient, joined, response):
+    """motion (B, 6) += the joined response (``contact.joined``) to ``amount`` along ``row`` on the bodies (a, b):
+    W J^T amount, and with equality rows their shares -amount A^{-1} y (``response``: A^{-1} y of the row) along
+    their gradients ``gradient`` (R, 12). For an impulse (N s) the velocity changes (dv, omega); for a
+    position-correction multiplier (kg m) the pose changes (dx, dtheta)."""
+    _shift(bodies, state, world, motion, a, row, LIN_A, amount)
+    _shift(bodies, state, world, motion, b, row, LIN_B, amount)
+    for r in range(rows.kind.size):
+        share = -amount * response[r]
+        if share != 0.0 and not joined.dependent[r]:
+            _shift(bodies, state, world, motion, rows.body_a[r], gradient[r], LIN_A, share)
+            _shift(bodies, state, world, motion, rows.body_b[r], gradient[r], LIN_B, share)
+
+
+@njit(cache=True)
 def correct_positions(linkage, bodies, state, world, contacts, scratch, work, joined):
     """Remove penetration without touching velocities or momenta: find the pose changes (dx, dtheta) = W J^T
     lambda that bring every touching contact's linearised gap  dist + J_n (dx, dtheta)  up to its target (0,
@@ -97,20 +119,14 @@ def correct_positions(linkage, bodies, state, world, contacts, scratch, work, jo
             if not k > 0.0:
                 continue
             a, b, row = contacts.body_a[i], contacts.body_b[i], contacts.rows[i, 0]
-            gap = contacts.dist[i] + _displaced(displacement, a, row, LIN_A) + _displaced(displacement, b, row, LIN_B)
+            gap = contacts.dist[i] + row_change(displacement, a, b, row)
             new = max(0.0, scratch.lam[c] + (contacts.gap_target[i] - gap) / k)
             change = new - scratch.lam[c]
             if change == 0.0:
                 continue
             scratch.lam[c] = new
-            _shift(bodies, state, world, displacement, a, row, LIN_A, change)
-            _shift(bodies, state, world, displacement, b, row, LIN_B, change)
-            if constrained:
-                for r in range(rows.kind.size):
-                    share = -change * joined.response[c, 0, r]
-                    if share != 0.0 and not joined.dependent[r]:
-                        _shift(bodies, state, world, displacement, rows.body_a[r], work.gradient[r], LIN_A, share)
-                        _shift(bodies, state, world, displacement, rows.body_b[r], work.gradient[r], LIN_B, share)
+            add_response(rows, bodies, state, world, displacement, a, b, row, change, work.gradient, joined,
+                         joined.response[c, 0])
             worst = max(worst, abs(change) * k)
         if worst <= POSITION_TOLERANCE or (sweep >= SLOW_SWEEPS and _within(contacts, world, scratch, SLOW_GAP)):
             for body in range(displacement.shape[0]):
@@ -132,8 +148,7 @@ def _within(contacts, world, scratch, slack):
         i = base + c
         if not contacts.coupling[i, 0, 0] > 0.0:
             continue
-        a, b, row = contacts.body_a[i], contacts.body_b[i], contacts.rows[i, 0]
-        gap = contacts.dist[i] + _displaced(displacement, a, row, LIN_A) + _displaced(displacement, b, row, LIN_B)
+        gap = contacts.dist[i] + row_change(displacement, contacts.body_a[i], contacts.body_b[i], contacts.rows[i, 0])
         if gap < contacts.gap_target[i] - slack or (scratch.lam[c] > 0.0 and gap > contacts.gap_target[i] + slack):
             return False
     return True

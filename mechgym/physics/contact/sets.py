@@ -149,6 +149,12 @@ class Scratch(NamedTuple):
     normal: np.ndarray  # (3,)
     vectors: np.ndarray  # (8, 3)
     grid: np.ndarray  # work array of the broad phase's grid (collision.broad.broad_pairs)
+    motion: np.ndarray  # (B, 6) a joined response (dv, omega) of the contact-space matrix (contact.dense)
+    dense: np.ndarray  # (3C, 3C) the contact-space matrix D of the touching contacts' rows, m/s per N s
+    dense_rate: np.ndarray  # (3C,) the rows' rates, m/s
+    dense_start: np.ndarray  # (3C,) the rows' impulses when the contact-space sweeps began, N s
+    dense_index: np.ndarray  # (C,) int64 the touching contacts' flat indices, in the order of D's rows
+    dense_ready: np.ndarray  # (1,) bool: D holds the current poses' and touching set's matrix
 
     @staticmethod
     def empty(geoms: int, bodies: int, capacity: int = 64, pairs: int = 1024) -> Scratch:
@@ -158,7 +164,9 @@ class Scratch(NamedTuple):
                        np.zeros((MAX_CONTACTS, 3)), np.zeros(MAX_CONTACTS), np.zeros(MAX_CONTACTS, dtype=np.int64),
                        np.zeros(bodies), np.zeros((bodies, 6)), np.zeros(capacity),
                        np.zeros(capacity, dtype=np.int64), np.zeros(geoms, dtype=np.bool_), np.zeros(4), np.zeros(3),
-                       np.zeros((8, 3)), grid_scratch(geoms))
+                       np.zeros((8, 3)), grid_scratch(geoms), np.zeros((bodies, 6)),
+                       np.zeros((3 * capacity, 3 * capacity)), np.zeros(3 * capacity), np.zeros(3 * capacity),
+                       np.zeros(capacity, dtype=np.int64), np.zeros(1, dtype=np.bool_))
 
 
 def contact_geoms(model: mujoco.MjModel, body_index: np.ndarray) -> Geoms:

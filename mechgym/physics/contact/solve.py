@@ -8,11 +8,14 @@ import math
 from numba import njit
 
 from ..constraints import LIN_B, apply_impulse, begin_projection, coupling, projection_sweep, row_rate
+from .dense import solve_dense
 from .detect import find_contacts
+from .friction import friction_step
 from .joined import apply_joined, factor_rows, join_rows
 from .sets import MAX_SWEEPS, SATURATED, SLIP, VELOCITY_TOLERANCE
 
 SLOW_SWEEPS = 1000  # see _converge
+DENSE_AFTER = 8  # sweeps on the bodies before a solve moves to contact space (contact.dense)
 SLOW_VELOCITY = 1e-10  # m/s
 
 
@@ -50,15 +53,6 @@ def _apply_rows(linkage, bodies, state, world, contacts, i, p0, p1, p2, work, jo
 
 
 @njit(cache=True)
-def _disc(t1, t2, limit):
-    """Radial projection of the tangential impulse (t1, t2) (N s) onto the disc |t| <= limit."""
-    size = math.sqrt(t1 * t1 + t2 * t2)
-    if size <= limit:
-        return t1, t2
-    return t1 * limit / size, t2 * limit / size
-
-
-@njit(cache=True)
 def _along(v, row):
     """d . v for the world vector v and the direction d of a contact row (its body-b linear part)."""
     return v[0] * row[LIN_B] + v[1] * row[LIN_B + 1] + v[2] * row[LIN_B + 2]
@@ -82,6 +76,7 @@ def begin_solve(linkage, bodies, state, world, contacts, scratch, work, joined, 
     """
     capacity = contacts.prev_geom1.size // contacts.count.size
     base = world * capacity
+    scratch.dense_ready[0] = scratch.dense_ready[0] and again
     if again:
         for i in range(base, base + min(contacts.count[world], capacity)):
             if contacts.active[i]:
@@ -138,36 +133,12 @@ def contact_sweep(linkage, bodies, state, world, contacts, scratch, work, joined
         v1 = row_rate(contacts, bodies, state, world, i, contacts.rows[i, 1], omega)
         v2 = row_rate(contacts, bodies, state, world, i, contacts.rows[i, 2], omega)
         limit = contacts.friction[i] * p_n if contacts.sliding[i] else contacts.static_friction[i] * p_n
-        t1, t2 = _friction_step(k, p[1], p[2], v1, v2, limit, contacts.sliding[i])
+        t1, t2 = friction_step(k, p[1], p[2], v1, v2, limit, contacts.sliding[i])
         d1, d2 = t1 - p[1], t2 - p[2]
         _apply_rows(linkage, bodies, state, world, contacts, i, 0.0, d1, d2, work, joined)
         p[0], p[1], p[2] = p_n, t1, t2
         worst = max(worst, abs(d_n) * k[0, 0], abs(d1) * k[1, 1], abs(d2) * k[2, 2])
     return worst
-
-
-@njit(cache=True)
-def _friction_step(k, p1, p2, v1, v2, limit, sliding):
-    """The tangential impulses (N s) after one Gauss-Seidel step of a contact's friction, from (p1, p2) at the
-    slip (v1, v2) (m/s) with the coupling ``k`` (3 x 3) and the disc radius ``limit`` (mu p_n).
-
-    Static: the impulse that stops the slip exactly (the 2 x 2 tangent block solved), if it lies in the disc.
-    Otherwise (and for a sliding point, against the kinetic disc) a projected gradient step: the increment
-    -v_t / k_t, k_t the largest eigenvalue of K_tt, projected radially onto the disc. Both steps lower the
-    block's quadratic, so the sweeps converge; for a sliding point the step's fixed point is mu_k p_n opposite
-    the slip (maximal dissipation). A tangent the joints block (zero coupling, ``contact.joined``) takes no
-    impulse; with one left, both steps are the exact 1-D step -v / k clamped to [-limit, limit]."""
-    if k[1, 1] > 0.0 and k[2, 2] > 0.0:
-        det = k[1, 1] * k[2, 2] - k[1, 2] * k[2, 1]
-        t1 = p1 - (k[2, 2] * v1 - k[1, 2] * v2) / det
-        t2 = p2 - (k[1, 1] * v2 - k[2, 1] * v1) / det
-        if sliding or t1 * t1 + t2 * t2 > limit * limit:
-            k_t = 0.5 * (k[1, 1] + k[2, 2]) + math.sqrt((0.5 * (k[1, 1] - k[2, 2])) ** 2 + k[1, 2] * k[2, 1])
-            t1, t2 = _disc(p1 - v1 / k_t, p2 - v2 / k_t, limit)
-        return t1, t2
-    t1 = p1 - v1 / k[1, 1] if k[1, 1] > 0.0 else 0.0
-    t2 = p2 - v2 / k[2, 2] if k[2, 2] > 0.0 else 0.0
-    return _disc(t1, t2, limit)
 
 
 @njit(cache=True)
@@ -231,6 +202,8 @@ def _converge(linkage, bodies, state, world, contacts, scratch, work, joined):
     rows, solver = linkage.rows, linkage.solver
     constrained = rows.kind.size > 0
     for sweep in range(MAX_SWEEPS):
+        if sweep == DENSE_AFTER or (sweep == 0 and scratch.dense_ready[0]):  # (ready: an earlier iterate's)
+            _dense(linkage, bodies, state, world, contacts, scratch, work, joined)
         worst = contact_sweep(linkage, bodies, state, world, contacts, scratch, work, joined)
         rows_worst = projection_sweep(rows, bodies, state, world, work) if constrained else 0.0
         settled = worst <= VELOCITY_TOLERANCE or (sweep >= SLOW_SWEEPS and worst <= SLOW_VELOCITY)
@@ -238,6 +211,19 @@ def _converge(linkage, bodies, state, world, contacts, scratch, work, joined):
                 and not update_sliding(bodies, state, world, contacts, scratch)):
             return sweep + 1
     return -1
+
+
+@njit(cache=True)
+def _dense(linkage, bodies, state, world, contacts, scratch, work, joined):
+    """A set still unconverged after DENSE_AFTER sweeps goes on in contact space (``contact.dense``), and the
+    impulses' change found there is applied to the bodies (and the equality rows' shares)."""
+    m = abs(solve_dense(linkage, bodies, state, world, contacts, scratch, work, joined))
+    for c in range(m):
+        i = scratch.dense_index[c]
+        start = scratch.dense_start
+        _apply_rows(linkage, bodies, state, world, contacts, i, contacts.impulse[i, 0] - start[3 * c],
+                    contacts.impulse[i, 1] - start[3 * c + 1], contacts.impulse[i, 2] - start[3 * c + 2], work,
+                    joined)
 
 
 @njit(cache=True)

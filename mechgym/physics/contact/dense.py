@@ -1,0 +1,144 @@
+"""Contact-space sweeps: the velocity solve of a contact set that the sweeps on the bodies are slow to converge.
+
+A sweep of ``solve.contact_sweep`` applies every impulse to the bodies (and, with joints, to the equality rows'
+shares of the joined response) and reads every rate back from them: a few microseconds per contact whatever
+the sweep gains. A thin card squeezed between two pads on servoed slide joints needs hundreds of sweeps per
+step (each gains a factor of about 0.75 near the solution), so there the sweeps move to contact space. For
+the m touching contacts, with their rows r = 3 c + k (normal, two tangents), the matrix
+
+    D[r, s] = J_r dv_s,    dv_s = W (J_s^T - G^T A^{-1} y_s)  (the joined response to a unit impulse along s),
+
+is the change of row r's rate per unit impulse along row s; it is built once per step (the poses do not change
+while the closing kick's iterates are solved) from the joined responses the solve already has. The sweeps then
+keep the rows' rates u = u_0 + D (P - P_0) up to date with 3m multiply-adds per impulse change, make exactly the
+decisions of ``solve.contact_sweep`` (normal clamped at 0, static or kinetic friction by
+``solve._friction_step``, sliding by the same rule as ``solve.update_sliding``), and hand the bodies the change
+of the impulses once at the end. The sweeps on the bodies then go on from there: they see a converged set and
+stop, or (with one-sided rows, which D leaves out) finish the solve. Sets with more than DENSE_CONTACTS
+touching contacts stay on the bodies.
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+from ..constraints import row_rate
+from .friction import friction_step
+from .position import add_response, row_change
+from .sets import MAX_SWEEPS, SATURATED, SLIP, VELOCITY_TOLERANCE
+
+DENSE_CONTACTS = 32  # touching contacts at most for the contact-space sweeps (a 96 x 96 matrix)
+
+
+@njit(cache=True)
+def _touching(world, contacts, index):
+    """index[:m] = the flat indices of world ``world``'s touching contacts; returns m."""
+    capacity = contacts.prev_geom1.size // contacts.count.size
+    base = world * capacity
+    m = 0
+    for i in range(base, base + min(contacts.count[world], capacity)):
+        if contacts.active[i]:
+            index[m] = i
+            m += 1
+    return m
+
+
+@njit(cache=True)
+def build_matrix(linkage, bodies, state, world, contacts, scratch, work, joined, m):
+    """scratch.dense[:3m, :3m] = D of the m touching contacts in ``scratch.dense_index`` (module docstring),
+    column by column: the joined response of a unit impulse along row s into ``scratch.motion``, then every
+    row's J_r . motion. A row the joints block (zero coupling, ``contact.joined``) gets a zero column."""
+    capacity = contacts.prev_geom1.size // contacts.count.size
+    motion, matrix = scratch.motion, scratch.dense
+    for cs in range(m):
+        j = scratch.dense_index[cs]
+        for ks in range(3):
+            s = 3 * cs + ks
+            motion[:] = 0.0
+            if contacts.coupling[j, ks, ks] > 0.0:
+                add_response(linkage.rows, bodies, state, world, motion, contacts.body_a[j], contacts.body_b[j],
+                             contacts.rows[j, ks], 1.0, work.gradient, joined, joined.response[j % capacity, ks])
+            for cr in range(m):
+                i = scratch.dense_index[cr]
+                for kr in range(3):
+                    matrix[3 * cr + kr, s] = row_change(motion, contacts.body_a[i], contacts.body_b[i],
+                                                        contacts.rows[i, kr])
+
+
+@njit(cache=True)
+def _add_column(matrix, rate, m, s, amount):
+    """u += D[:, s] amount over the 3m rows."""
+    for r in range(3 * m):
+        rate[r] += matrix[r, s] * amount
+
+
+@njit(cache=True)
+def _sweep(contacts, scratch, m):
+    """One sweep of ``solve.contact_sweep`` in contact space; returns the largest |dP| K_kk (m/s)."""
+    matrix, rate = scratch.dense, scratch.dense_rate
+    worst = 0.0
+    for c in range(m):
+        i = scratch.dense_index[c]
+        k = contacts.coupling[i]
+        p = contacts.impulse[i]
+        p_n = p[0]
+        if k[0, 0] > 0.0:
+            p_n = max(0.0, p[0] - rate[3 * c] / k[0, 0])
+        d_n = p_n - p[0]
+        if d_n != 0.0:
+            _add_column(matrix, rate, m, 3 * c, d_n)
+        limit = contacts.friction[i] * p_n if contacts.sliding[i] else contacts.static_friction[i] * p_n
+        t1, t2 = friction_step(k, p[1], p[2], rate[3 * c + 1], rate[3 * c + 2], limit, contacts.sliding[i])
+        d1, d2 = t1 - p[1], t2 - p[2]
+        if d1 != 0.0:
+            _add_column(matrix, rate, m, 3 * c + 1, d1)
+        if d2 != 0.0:
+            _add_column(matrix, rate, m, 3 * c + 2, d2)
+        p[0], p[1], p[2] = p_n, t1, t2
+        worst = max(worst, abs(d_n) * k[0, 0], abs(d1) * k[1, 1], abs(d2) * k[2, 2])
+    return worst
+
+
+@njit(cache=True)
+def _update_sliding(contacts, scratch, m):
+    """``solve.update_sliding`` on the contact-space rates: True if a sticking point at its static limit slips."""
+    rate = scratch.dense_rate
+    changed = False
+    for c in range(m):
+        i = scratch.dense_index[c]
+        p = contacts.impulse[i]
+        if (not contacts.sliding[i] and p[0] > 0.0
+                and p[1] * p[1] + p[2] * p[2] >= (contacts.static_friction[i] * p[0] * SATURATED) ** 2
+                and math.sqrt(rate[3 * c + 1] ** 2 + rate[3 * c + 2] ** 2) > SLIP):
+            contacts.sliding[i] = True
+            changed = True
+    return changed
+
+
+@njit(cache=True)
+def solve_dense(linkage, bodies, state, world, contacts, scratch, work, joined):
+    """Sweeps in contact space from the current impulses and body velocities until they converge (as
+    ``solve._converge`` decides, without the rows' own sweeps). Builds D first unless ``scratch.dense_ready[0]``
+    (``solve.begin_solve`` clears it when the poses or the touching set change). The bodies are not touched:
+    the impulses the sweeps started from are left in ``scratch.dense_start`` (3m) and the touching contacts'
+    indices in ``scratch.dense_index``, for the caller to apply the change (``solve._converge``). Returns m,
+    -m if the sweeps did not converge (the impulses are left where they got to), or 0 with more than
+    DENSE_CONTACTS touching contacts (nothing done)."""
+    m = _touching(world, contacts, scratch.dense_index)
+    if m > DENSE_CONTACTS:
+        return 0
+    if not scratch.dense_ready[0]:
+        build_matrix(linkage, bodies, state, world, contacts, scratch, work, joined, m)
+        scratch.dense_ready[0] = True
+    for c in range(m):
+        i = scratch.dense_index[c]
+        for k in range(3):
+            scratch.dense_rate[3 * c + k] = row_rate(contacts, bodies, state, world, i, contacts.rows[i, k],
+                                                     scratch.normal)
+            scratch.dense_start[3 * c + k] = contacts.impulse[i, k]
+    for _ in range(MAX_SWEEPS):
+        if _sweep(contacts, scratch, m) <= VELOCITY_TOLERANCE and not _update_sliding(contacts, scratch, m):
+            return m
+    return -m

@@ -1,0 +1,62 @@
+"""The contact-space matrix of ``contact.dense``: each column is the change of every touching contact row's rate
+per unit impulse along one row, joined response included (``contact.joined``), the same linear map that the
+sweeps on the bodies apply through ``solve._apply_rows``; and the bundled gripper, squeezing a card, has a
+touching set the contact-space sweeps solve."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import mechgym
+from mechgym.physics.constraints import Workspace, begin_projection, row_rate
+from mechgym.physics.contact import Joined
+from mechgym.physics.contact.dense import build_matrix
+from mechgym.physics.contact.solve import _apply_rows, begin_solve
+from mechgym.physics.state import State
+
+
+def _squeezed_card():
+    """The bundled gripper closed on its card (0.5 s lowering, 0.5 s closing, dt = 1 ms)."""
+    sim = mechgym.load("gripper", backend="mechgym")
+    sim.ctrl = [-0.07, 0.0, 0.0]
+    sim.step(500)
+    sim.ctrl = [-0.07, 0.035, 0.035]
+    sim.step(500)
+    return sim
+
+
+def _rates(contacts, engine, state, touching):
+    """The rates (m/s) of the touching contacts' rows, in the matrix's order."""
+    return np.array([row_rate(contacts, engine.bodies, state, 0, i, contacts.rows[i, k], np.zeros(3))
+                     for i in touching for k in range(3)])
+
+
+def test_each_column_is_the_joined_response_to_a_unit_impulse():
+    """Build D at the squeeze, then apply a unit impulse along each row to a copy of the state with
+    ``solve._apply_rows`` (body velocities and the equality rows' shares) and read every row's rate change: it
+    must equal D's column to round-off. D = J W_joined J^T is symmetric and positive semi-definite."""
+    sim = _squeezed_card()
+    engine, contacts, scratch = sim.engine, sim._contacts, sim._scratch
+    linkage = engine.linkage
+    nbody, nrows = engine.mj_body.size, linkage.rows.kind.size
+    state = State(*(a.copy() for a in sim._state))
+    capacity = contacts.geom1.size // contacts.count.size
+    work, joined = Workspace.empty(nbody, nrows), Joined.empty(capacity, nrows, nbody)
+    begin_projection(linkage.rows, engine.bodies, linkage.solver, state, 0, work)
+    begin_solve(linkage, engine.bodies, state, 0, contacts, scratch, work, joined, False)
+    touching = [i for i in range(int(contacts.count[0])) if contacts.active[i]]
+    m = len(touching)
+    assert m == 12  # the four corners of each pad's face on the card, and of the card's edge on the table
+    scratch.dense_index[:m] = touching
+    build_matrix(linkage, engine.bodies, state, 0, contacts, scratch, work, joined, m)
+    matrix = scratch.dense[:3 * m, :3 * m].copy()
+    before = _rates(contacts, engine, state, touching)
+    for s in range(3 * m):
+        probe = State(*(a.copy() for a in state))
+        amounts = [0.0, 0.0, 0.0]
+        amounts[s % 3] = 1.0
+        _apply_rows(linkage, engine.bodies, probe, 0, contacts, touching[s // 3], *amounts, work, joined)
+        column = _rates(contacts, engine, probe, touching) - before
+        assert np.abs(column - matrix[:, s]).max() <= 1e-9 * np.abs(matrix).max()
+    assert np.abs(matrix - matrix.T).max() <= 1e-9 * np.abs(matrix).max()
+    assert np.linalg.eigvalsh(0.5 * (matrix + matrix.T)).min() > -1e-9 * np.abs(matrix).max()
