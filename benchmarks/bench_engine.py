@@ -7,8 +7,12 @@ box driven by two motors and a damped position servo (velocity-dependent: implic
 pendulum on two hinges and the bundled slider-crank with its walls removed (three hinges, crank at
 150 rad/s): RATTLE rows, SHAKE and the velocity projection; and three contact scenes: a box resting on a
 plane (four contact points), a stack of three boxes at rest and the bundled cube-drop scene (seed 003: a 5 cm
-cube falls 1 m onto a 1 cm slab and rests there; contacts, continuous collision and an impact). Every scene
-runs at dt = 1 ms except the slider-crank, which runs at its own 0.1 ms.
+cube falls 1 m onto a 1 cm slab and rests there; contacts, continuous collision and an impact); and, with
+joints and contacts together, the bundled slider-crank with its walls (the slider rattling in its notch) and
+the bundled gripper at rest. Every scene runs at dt = 1 ms except the slider-crank, which runs at its own
+0.1 ms. Last, the gripper lifting the card
+it squeezes (the hardest contact set: eight contacts on a 1 mm card between two servoed pads), on both
+backends.
 Columns:
   mechgym sim.step(N)   the in-house engine, N steps in one compiled call (numba compile excluded by a warm-up)
   mechgym sim.step(1)   the same engine called once per step (Python overhead included)
@@ -124,6 +128,22 @@ def rollout_us(name: str, steps: int) -> float:
     return best_of(3, lambda: rollout.rollout(model, data, initial, nstep=steps)) / steps * 1e6
 
 
+def gripper_lift_us(backend: str, steps: int = 500) -> float:
+    """µs per physics step while the bundled gripper lifts the card it squeezes: lowered (0.5 s) and closed
+    (0.5 s) on ``backend``, then ``steps`` steps of a lift whose servo target ramps at 0.12 m/s, one
+    ``sim.step(1)`` per control update on both backends (the Python call included on both)."""
+    sim = mechgym.load("gripper", backend=backend)
+    sim.ctrl = [-0.07, 0.0, 0.0]
+    sim.step(500)
+    sim.ctrl = [-0.07, 0.035, 0.035]
+    sim.step(500)
+    start = time.perf_counter()
+    for k in range(steps):
+        sim.ctrl = [-0.07 + 0.12e-3 * (k + 1), 0.035, 0.035]
+        sim.step(1)
+    return (time.perf_counter() - start) / steps * 1e6
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=100_000, help="steps per timing (default 100000)")
@@ -141,6 +161,9 @@ def main() -> None:
         print(f"{name:<18} {batched:>16.3f} {single:>16.3f} {looped:>13.3f} {rolled:>11.3f} "
               f"{rolled / batched:>15.3g}x")
     print("mj_step/mechgym: MuJoCo's C-loop time (rollout) over the engine's batched time")
+    engine, reference = gripper_lift_us("mechgym"), gripper_lift_us("mujoco")
+    print(f"gripper lifting the card it squeezes, step(1) per control: mechgym {engine:.0f} µs, "
+          f"mujoco {reference:.1f} µs per step ({reference / engine:.3g}x)")
 
 
 if __name__ == "__main__":

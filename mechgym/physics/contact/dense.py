@@ -12,10 +12,11 @@ is the change of row r's rate per unit impulse along row s; it is built once per
 while the closing kick's iterates are solved) from the joined responses the solve already has. The sweeps then
 keep the rows' rates u = u_0 + D (P - P_0) up to date with 3m multiply-adds per impulse change, make exactly the
 decisions of ``solve.contact_sweep`` (normal clamped at 0, static or kinetic friction by
-``solve._friction_step``, sliding by the same rule as ``solve.update_sliding``), and hand the bodies the change
+``friction.friction_step``, sliding by the same rule as ``solve.update_sliding``), and hand the bodies the change
 of the impulses once at the end. The sweeps on the bodies then go on from there: they see a converged set and
 stop, or (with one-sided rows, which D leaves out) finish the solve. Sets with more than DENSE_CONTACTS
-touching contacts stay on the bodies.
+touching contacts stay on the bodies. Every DIRECT_EVERY sweeps without convergence, the equations of the
+active set the sweeps have found are solved directly (``contact.active_set``), which ends sweeps that stall.
 """
 
 from __future__ import annotations
@@ -25,11 +26,13 @@ import math
 from numba import njit
 
 from ..constraints import row_rate
-from .friction import friction_step
+from .active_set import direct_step
+from .friction import friction_step, normal_coupling
 from .position import add_response, row_change
 from .sets import MAX_SWEEPS, SATURATED, SLIP, VELOCITY_TOLERANCE
 
 DENSE_CONTACTS = 32  # touching contacts at most for the contact-space sweeps (a 96 x 96 matrix)
+DIRECT_EVERY = 50  # sweeps between attempts of a direct step on the active set (contact.active_set)
 
 
 @njit(cache=True)
@@ -85,7 +88,7 @@ def _sweep(contacts, scratch, m):
         p = contacts.impulse[i]
         p_n = p[0]
         if k[0, 0] > 0.0:
-            p_n = max(0.0, p[0] - rate[3 * c] / k[0, 0])
+            p_n = max(0.0, p[0] - rate[3 * c] / normal_coupling(k, p, contacts.friction[i], contacts.sliding[i]))
         d_n = p_n - p[0]
         if d_n != 0.0:
             _add_column(matrix, rate, m, 3 * c, d_n)
@@ -138,7 +141,9 @@ def solve_dense(linkage, bodies, state, world, contacts, scratch, work, joined):
             scratch.dense_rate[3 * c + k] = row_rate(contacts, bodies, state, world, i, contacts.rows[i, k],
                                                      scratch.normal)
             scratch.dense_start[3 * c + k] = contacts.impulse[i, k]
-    for _ in range(MAX_SWEEPS):
+    for sweep in range(MAX_SWEEPS):
         if _sweep(contacts, scratch, m) <= VELOCITY_TOLERANCE and not _update_sliding(contacts, scratch, m):
             return m
+        if sweep % DIRECT_EVERY == DIRECT_EVERY - 1:
+            direct_step(contacts, scratch, m)
     return -m

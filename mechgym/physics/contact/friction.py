@@ -39,3 +39,20 @@ def friction_step(k, p1, p2, v1, v2, limit, sliding):
     t1 = p1 - v1 / k[1, 1] if k[1, 1] > 0.0 else 0.0
     t2 = p2 - v2 / k[2, 2] if k[2, 2] > 0.0 else 0.0
     return disc(t1, t2, limit)
+
+
+@njit(cache=True)
+def normal_coupling(k, p, mu, sliding):
+    """The change of a contact's normal rate per unit normal impulse (1/kg), as its normal Gauss-Seidel step
+    should take it. K_nn alone, except for a sliding point whose friction is at the kinetic limit, P_t = mu P_n s
+    (s the unit direction of P_t): its friction follows each change of P_n, so the rate changes by
+    K_nn + mu (K_n1 s_1 + K_n2 s_2). Stepping with K_nn there, a thin card sliding down between two pads
+    (friction at a 0.5 mm lever, normals at 10-40 mm) had each normal step undone by the friction step that
+    followed, and the sweeps stalled (the gripper's card jerked upwards: the solve failed 18 ms into the lift;
+    with this and ``contact.active_set``, 1.5 s ran). Kept to K_nn where that sum falls below a tenth of it
+    (friction that nearly cancels or reverses the normal's own response: Painleve's indeterminate case)."""
+    size = math.sqrt(p[1] * p[1] + p[2] * p[2])
+    if not (sliding and p[0] > 0.0 and size > 0.0 and size >= mu * p[0] * (1.0 - 1e-9)):
+        return k[0, 0]
+    joined = k[0, 0] + mu * (k[0, 1] * p[1] + k[0, 2] * p[2]) / size
+    return joined if joined >= 0.1 * k[0, 0] else k[0, 0]

@@ -155,6 +155,12 @@ class Scratch(NamedTuple):
     dense_start: np.ndarray  # (3C,) the rows' impulses when the contact-space sweeps began, N s
     dense_index: np.ndarray  # (C,) int64 the touching contacts' flat indices, in the order of D's rows
     dense_ready: np.ndarray  # (1,) bool: D holds the current poses' and touching set's matrix
+    system: np.ndarray  # (3C, 3C) the active set's equations (contact.active_set)
+    system_vectors: np.ndarray  # (4, 3C) their right-hand side, solution, candidate impulses and rates
+    unknowns: np.ndarray  # (3C,) int64 the rows of D that are unknowns
+    pivots: np.ndarray  # (2, 3C) int64 row and column order of the elimination
+    kinds: np.ndarray  # (C,) int64 each touching contact's part: open, sliding or sticking
+    directions: np.ndarray  # (C, 2) a sliding point's friction direction in its tangent rows
 
     @staticmethod
     def empty(geoms: int, bodies: int, capacity: int = 64, pairs: int = 1024) -> Scratch:
@@ -166,7 +172,10 @@ class Scratch(NamedTuple):
                        np.zeros(capacity, dtype=np.int64), np.zeros(geoms, dtype=np.bool_), np.zeros(4), np.zeros(3),
                        np.zeros((8, 3)), grid_scratch(geoms), np.zeros((bodies, 6)),
                        np.zeros((3 * capacity, 3 * capacity)), np.zeros(3 * capacity), np.zeros(3 * capacity),
-                       np.zeros(capacity, dtype=np.int64), np.zeros(1, dtype=np.bool_))
+                       np.zeros(capacity, dtype=np.int64), np.zeros(1, dtype=np.bool_),
+                       np.zeros((3 * capacity, 3 * capacity)), np.zeros((4, 3 * capacity)),
+                       np.zeros(3 * capacity, dtype=np.int64), np.zeros((2, 3 * capacity), dtype=np.int64),
+                       np.zeros(capacity, dtype=np.int64), np.zeros((capacity, 2)))
 
 
 def contact_geoms(model: mujoco.MjModel, body_index: np.ndarray) -> Geoms:

@@ -10,7 +10,7 @@ from numba import njit
 from ..constraints import LIN_B, apply_impulse, begin_projection, coupling, projection_sweep, row_rate
 from .dense import solve_dense
 from .detect import find_contacts
-from .friction import friction_step
+from .friction import friction_step, normal_coupling
 from .joined import apply_joined, factor_rows, join_rows
 from .sets import MAX_SWEEPS, SATURATED, SLIP, VELOCITY_TOLERANCE
 
@@ -109,7 +109,8 @@ def begin_solve(linkage, bodies, state, world, contacts, scratch, work, joined, 
 @njit(cache=True)
 def contact_sweep(linkage, bodies, state, world, contacts, scratch, work, joined):
     """One projected Gauss-Seidel sweep over world ``world``'s touching contacts (after ``begin_solve``).
-    Per contact: the normal impulse increment -J_n v / K_nn, accumulated and clamped at 0; then the
+    Per contact: the normal impulse increment -J_n v / K_nn (a sliding point's K_nn with its friction's share,
+    ``friction.normal_coupling``), accumulated and clamped at 0; then the
     tangential impulse: a sticking point's stops the slip (within the static cone |P_t| <= mu_s P_n), a sliding
     point's is kinetic, mu_k P_n against the slip at convergence (see ``update_sliding``). Impulses go through
     ``_apply_rows`` (joined to the equality rows when there are any). Returns the largest velocity change
@@ -126,7 +127,7 @@ def contact_sweep(linkage, bodies, state, world, contacts, scratch, work, joined
         p_n = p[0]
         if k[0, 0] > 0.0:  # (0: the joints block the normal, see contact.joined)
             rate = row_rate(contacts, bodies, state, world, i, contacts.rows[i, 0], omega)
-            p_n = max(0.0, p[0] - rate / k[0, 0])
+            p_n = max(0.0, p[0] - rate / normal_coupling(k, p, contacts.friction[i], contacts.sliding[i]))
         d_n = p_n - p[0]
         if d_n != 0.0:
             _apply_rows(linkage, bodies, state, world, contacts, i, d_n, 0.0, 0.0, work, joined)
