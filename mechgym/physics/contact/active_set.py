@@ -25,7 +25,7 @@ import math
 
 from numba import njit
 
-from .sets import SATURATED
+from .friction import at_limit
 
 DEPENDENT = 1e-12  # relative pivot size below which an equation counts as dependent
 CONSISTENT = 1e-12  # m/s: largest equation residual of an accepted step
@@ -82,7 +82,7 @@ def _classify(contacts, scratch, m):
         size = math.sqrt(p[1] * p[1] + p[2] * p[2])
         if not p[0] > 0.0:
             scratch.kinds[c] = OPEN
-        elif contacts.sliding[i] and size > 0.0 and size >= SATURATED * contacts.friction[i] * p[0]:
+        elif contacts.sliding[i] and size > 0.0 and at_limit(p, contacts.friction[i]):
             scratch.kinds[c] = SLIDE
             scratch.directions[c, 0], scratch.directions[c, 1] = p[1] / size, p[2] / size
         else:

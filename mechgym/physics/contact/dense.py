@@ -27,9 +27,9 @@ from numba import njit
 
 from ..constraints import row_rate
 from .active_set import direct_step
-from .friction import friction_step, normal_coupling
+from .friction import at_limit, friction_step, normal_coupling
 from .position import add_response, row_change
-from .sets import MAX_SWEEPS, SATURATED, SLIP, VELOCITY_TOLERANCE
+from .sets import MAX_SWEEPS, SLIP, VELOCITY_TOLERANCE
 
 DENSE_CONTACTS = 32  # touching contacts at most for the contact-space sweeps (a 96 x 96 matrix)
 DIRECT_EVERY = 50  # sweeps between attempts of a direct step on the active set (contact.active_set)
@@ -112,8 +112,7 @@ def _update_sliding(contacts, scratch, m):
     for c in range(m):
         i = scratch.dense_index[c]
         p = contacts.impulse[i]
-        if (not contacts.sliding[i] and p[0] > 0.0
-                and p[1] * p[1] + p[2] * p[2] >= (contacts.static_friction[i] * p[0] * SATURATED) ** 2
+        if (not contacts.sliding[i] and at_limit(p, contacts.static_friction[i])
                 and math.sqrt(rate[3 * c + 1] ** 2 + rate[3 * c + 2] ** 2) > SLIP):
             contacts.sliding[i] = True
             changed = True

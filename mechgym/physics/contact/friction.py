@@ -7,6 +7,8 @@ import math
 
 from numba import njit
 
+from .sets import SATURATED
+
 
 @njit(cache=True)
 def disc(t1, t2, limit):
@@ -42,6 +44,13 @@ def friction_step(k, p1, p2, v1, v2, limit, sliding):
 
 
 @njit(cache=True)
+def at_limit(p, mu):
+    """A contact's friction impulse at the edge of its disc: P_n > 0 and |P_t| >= SATURATED mu P_n (``p``: its
+    impulses (P_n, P_t1, P_t2), N s)."""
+    return p[0] > 0.0 and p[1] * p[1] + p[2] * p[2] >= (SATURATED * mu * p[0]) ** 2
+
+
+@njit(cache=True)
 def normal_coupling(k, p, mu, sliding):
     """The change of a contact's normal rate per unit normal impulse (1/kg), as its normal Gauss-Seidel step
     should take it. K_nn alone, except for a sliding point whose friction is at the kinetic limit, P_t = mu P_n s
@@ -52,7 +61,7 @@ def normal_coupling(k, p, mu, sliding):
     with this and ``contact.active_set``, 1.5 s ran). Kept to K_nn where that sum falls below a tenth of it
     (friction that nearly cancels or reverses the normal's own response: Painleve's indeterminate case)."""
     size = math.sqrt(p[1] * p[1] + p[2] * p[2])
-    if not (sliding and p[0] > 0.0 and size > 0.0 and size >= mu * p[0] * (1.0 - 1e-9)):
+    if not (sliding and size > 0.0 and at_limit(p, mu)):
         return k[0, 0]
     joined = k[0, 0] + mu * (k[0, 1] * p[1] + k[0, 2] * p[2]) / size
     return joined if joined >= 0.1 * k[0, 0] else k[0, 0]

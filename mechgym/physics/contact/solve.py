@@ -10,9 +10,9 @@ from numba import njit
 from ..constraints import LIN_B, apply_impulse, begin_projection, coupling, projection_sweep, row_rate
 from .dense import solve_dense
 from .detect import find_contacts
-from .friction import friction_step, normal_coupling
+from .friction import at_limit, friction_step, normal_coupling
 from .joined import apply_joined, factor_rows, join_rows
-from .sets import MAX_SWEEPS, SATURATED, SLIP, VELOCITY_TOLERANCE
+from .sets import MAX_SWEEPS, SLIP, VELOCITY_TOLERANCE
 
 SLOW_SWEEPS = 1000  # see _converge
 DENSE_AFTER = 8  # sweeps on the bodies before a solve moves to contact space (contact.dense)
@@ -163,8 +163,7 @@ def update_sliding(bodies, state, world, contacts, scratch):
     changed = False
     for i in range(base, base + min(contacts.count[world], capacity)):
         p = contacts.impulse[i]
-        if (contacts.active[i] and not contacts.sliding[i] and p[0] > 0.0
-                and p[1] * p[1] + p[2] * p[2] >= (contacts.static_friction[i] * p[0] * SATURATED) ** 2
+        if (contacts.active[i] and not contacts.sliding[i] and at_limit(p, contacts.static_friction[i])
                 and _slip(bodies, state, world, contacts, i, scratch.normal) > SLIP):
             contacts.sliding[i] = True
             changed = True
