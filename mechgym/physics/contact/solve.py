@@ -218,9 +218,9 @@ def _dense(linkage, bodies, state, world, contacts, scratch, work, joined):
     """A set still unconverged after DENSE_AFTER sweeps goes on in contact space (``contact.dense``), and the
     impulses' change found there is applied to the bodies (and the equality rows' shares)."""
     m = abs(solve_dense(linkage, bodies, state, world, contacts, scratch, work, joined))
+    start = scratch.dense_start
     for c in range(m):
         i = scratch.dense_index[c]
-        start = scratch.dense_start
         _apply_rows(linkage, bodies, state, world, contacts, i, contacts.impulse[i, 0] - start[3 * c],
                     contacts.impulse[i, 1] - start[3 * c + 1], contacts.impulse[i, 2] - start[3 * c + 2], work,
                     joined)
