@@ -1,19 +1,33 @@
-"""mechgym: Gymnasium robotics environments on an exact in-house rigid-body engine or on MuJoCo."""
+"""mechgym: Gymnasium robotics environments on an exact in-house rigid-body engine or on MuJoCo.
+
+Importing it registers the environments ``mechgym/CubeDrop-v0``, ``mechgym/Gripper-v0`` and
+``mechgym/SliderCrank-v0`` with Gymnasium (``gymnasium.make("mechgym:mechgym/CubeDrop-v0")`` imports it).
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
-import mujoco
+# Headless rendering by default; must be set before MuJoCo is first imported.
+os.environ.setdefault("MUJOCO_GL", "egl")
 
-from .backends import BACKENDS
-from .errors import SceneError, SimulationError
-from .scene import bundled_scenes, compile_model
-from .simulator import BodyState, Contact, Event, SimState, Simulator, validate_dt
+from pathlib import Path  # noqa: E402
+
+import mujoco  # noqa: E402
+
+from ._bundled import bind_source_envs  # noqa: E402
+
+bind_source_envs(__name__, Path(__file__).resolve().parent)
+
+from .backends import BACKENDS  # noqa: E402
+from .errors import SceneError, SimulationError  # noqa: E402
+from .registration import ENVIRONMENTS, register_environments  # noqa: E402
+from .scene import bundled_scenes, compile_model  # noqa: E402
+from .simulator import BodyState, Contact, Event, SimState, Simulator, validate_dt  # noqa: E402
 
 __version__ = "0.1.0"
 __all__ = [
-    "BodyState", "Contact", "Event", "SceneError", "SimState", "SimulationError", "Simulator",
+    "ENVIRONMENTS", "BodyState", "Contact", "Event", "SceneError", "SimState", "SimulationError", "Simulator",
     "bundled_scenes", "load",
 ]
 
@@ -28,3 +42,6 @@ def load(scene: str | Path | mujoco.MjSpec, backend: str = "mechgym", dt: float 
     if dt is not None:
         validate_dt(dt)
     return BACKENDS[backend](compile_model(scene), dt)
+
+
+register_environments()

@@ -99,6 +99,29 @@ def _finite_vector3(value, what: str) -> np.ndarray:
     return array
 
 
+def _initial_vector(name: str, value, default: np.ndarray, size: int) -> np.ndarray:
+    array = np.array(default if value is None else value, dtype=float)
+    if array.shape != (size,):
+        raise ValueError(f"{name} must have shape ({size},), got {array.shape}")
+    if not np.isfinite(array).all():
+        raise ValueError(f"{name} holds non-finite values at indices {np.flatnonzero(~np.isfinite(array)).tolist()}")
+    return array
+
+
+def _normalise_quaternions(model: mujoco.MjModel, qpos: np.ndarray) -> None:
+    """Scale each free or ball joint's quaternion in ``qpos`` to unit length (in place); zero ones are refused."""
+    for joint in range(model.njnt):
+        kind = model.jnt_type[joint]
+        if kind not in (mujoco.mjtJoint.mjJNT_FREE, mujoco.mjtJoint.mjJNT_BALL):
+            continue
+        start = model.jnt_qposadr[joint] + (3 if kind == mujoco.mjtJoint.mjJNT_FREE else 0)
+        norm = np.linalg.norm(qpos[start:start + 4])
+        if norm == 0.0:
+            raise ValueError(f"qpos[{start}:{start + 4}], the quaternion of joint "
+                             f"{name_of(model, mujoco.mjtObj.mjOBJ_JOINT, joint)!r}, is zero")
+        qpos[start:start + 4] /= norm
+
+
 class Simulator(ABC):
     """A scene stepping in time on one backend. Build it with :func:`mechgym.load`."""
 
@@ -211,14 +234,26 @@ class Simulator(ABC):
         self._events = list(state.events)
         self._failure = None
 
-    def reset(self) -> None:
-        """Back to the initial state (the scene's first keyframe, else ``qpos0`` at rest); clears applied
-        forces and events."""
+    def reset(self, qpos=None, qvel=None, ctrl=None) -> None:
+        """Back to time 0 at an initial state; clears applied forces and events.
+
+        The state is the scene's first keyframe (else ``qpos0`` at rest with zero controls); ``qpos`` (nq,),
+        ``qvel`` (nv,) in MuJoCo's joint layout and ``ctrl`` (nu,), when given, replace the keyframe's.
+        Free and ball joints' quaternions are normalised. Bad shapes or non-finite values raise ``ValueError``.
+        """
+        model = self.model
+        keyed = model.nkey > 0
+        start = (
+            _initial_vector("qpos", qpos, model.key_qpos[0] if keyed else model.qpos0, model.nq),
+            _initial_vector("qvel", qvel, model.key_qvel[0] if keyed else np.zeros(model.nv), model.nv),
+            _initial_vector("ctrl", ctrl, model.key_ctrl[0] if keyed else np.zeros(model.nu), model.nu),
+        )
+        _normalise_quaternions(model, start[0])
         self._step_count = 0
         self._windows = []
         self._events = []
         self._failure = None
-        self._reset_physics()
+        self._reset_physics(*start)
 
     # ----------------------------------------------------------------- backend hooks
     @property
@@ -255,4 +290,5 @@ class Simulator(ABC):
     def _restore_physics(self, physics: Any) -> None: ...
 
     @abstractmethod
-    def _reset_physics(self) -> None: ...
+    def _reset_physics(self, qpos: np.ndarray, qvel: np.ndarray, ctrl: np.ndarray) -> None:
+        """Put the physics at this initial state (qpos, qvel in MuJoCo's layout; ctrl), all else at its reset value."""

@@ -61,7 +61,7 @@ class MechgymSimulator(Simulator):
         self._contacts = ContactSet.empty(1, CONTACTS, EVENTS)
         self._scratch = Scratch.empty(model.ngeom, self.engine.mj_body.size, CONTACTS, PAIRS)
         self._kernel = Direct(advance)  # advance without the dispatcher's per-call typing (physics.dispatch)
-        self._reset_physics()
+        self.reset()
 
     # ----------------------------------------------------------------- stepping
     def _advance(self, n: int) -> None:
@@ -200,12 +200,8 @@ class MechgymSimulator(Simulator):
         self._scratch.order[...] = order
         self._ctrl[...] = ctrl
 
-    def _reset_physics(self) -> None:
+    def _reset_physics(self, qpos: np.ndarray, qvel: np.ndarray, ctrl: np.ndarray) -> None:
         model = self.model
-        if model.nkey > 0:
-            qpos, qvel, ctrl = model.key_qpos[0], model.key_qvel[0], model.key_ctrl[0]
-        else:
-            qpos, qvel, ctrl = model.qpos0, np.zeros(model.nv), np.zeros(model.nu)
         data = mujoco.MjData(model)
         data.qpos[:], data.qvel[:] = qpos, qvel
         mujoco.mj_kinematics(model, data)

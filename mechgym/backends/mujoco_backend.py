@@ -31,7 +31,7 @@ class MujocoSimulator(Simulator):
         self.data = mujoco.MjData(model)
         self._touching: frozenset[tuple[int, int]] = frozenset()
         self._derived_current = False
-        self._reset_physics()
+        self.reset()
 
     # ----------------------------------------------------------------- stepping
     def _advance(self, n: int) -> None:
@@ -156,10 +156,11 @@ class MujocoSimulator(Simulator):
         self._touching = touching
         self._derived_current = False
 
-    def _reset_physics(self) -> None:
+    def _reset_physics(self, qpos: np.ndarray, qvel: np.ndarray, ctrl: np.ndarray) -> None:
         if self.model.nkey > 0:
-            mujoco.mj_resetDataKeyframe(self.model, self.data, 0)
+            mujoco.mj_resetDataKeyframe(self.model, self.data, 0)  # the keyframe's act and mocap poses too
         else:
             mujoco.mj_resetData(self.model, self.data)
+        self.data.qpos[:], self.data.qvel[:], self.data.ctrl[:] = qpos, qvel, ctrl
         self._touching = frozenset()
         self._derived_current = False

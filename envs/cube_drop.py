@@ -1,0 +1,222 @@
+"""``mechgym/CubeDrop-v0``: land a falling cube softly on a thin slab with three thrusters (seed 003's scene).
+
+Scene ``cube_drop.xml``: a 5 cm, 100 g cube on a free joint above a 24 x 24 x 1 cm slab whose top is at
+30 cm, over a floor plane. Three world-frame thrust motors act at the cube's centre of mass. Every length
+below is read from the compiled scene.
+
+Actions (3, in [-1, 1], clipped; scaled linearly to each motor's ctrlrange, -2 .. 2 N):
+
+=====  ==========  ====  ================================
+index  meaning     unit  scaling
+=====  ==========  ====  ================================
+0      thrust x    N     2 a (world x)
+1      thrust y    N     2 a (world y)
+2      thrust z    N     2 a (world z; the weight is 0.98 N)
+=====  ==========  ====  ================================
+
+Observations (13, float32, unbounded unless noted):
+
+=====  ===============================================================  =====
+index  meaning                                                          unit
+=====  ===============================================================  =====
+0-2    cube centre minus its resting point on the slab (slab centre x,  m
+       y; slab top + half the cube)
+3-6    cube orientation quaternion (w, x, y, z), sign chosen w >= 0     -
+       (bounds [-1, 1])
+7-9    cube linear velocity, world frame                                m/s
+10-12  cube angular velocity, world frame                               rad/s
+=====  ===============================================================  =====
+
+Reward terms (``info["reward_<name>"]``; rates are multiplied by the control period dt):
+``position`` -|p| dt with p the offset of observations 0-2 (m); ``velocity`` -0.1 |v| dt;
+``thrust`` -0.05 |a|^2 dt; ``impact`` -0.5 sum v^2 over the cube's impacts in the step (v the impact speed,
+m/s, from the backend's events); ``rest`` +1 dt while at rest on the slab; ``success`` +10 at success;
+``failure`` -10 at a failure.
+
+Success: at rest on the slab for 0.5 s: centre over the slab's top face, within 2 mm of the resting
+height, speed below 0.02 m/s and spin below 0.2 rad/s, continuously; the episode then terminates.
+
+Failures (terminate): ``"tunnelled"``: the centre, inside the slab's footprint, is found below the slab's
+mid-plane after having been above it there (it went into or through the slab; a cube that flies under
+the slab from beside it is not a failure); ``"floor"``: at rest on the floor (centre within 5 mm of half
+the cube, speed below 0.05 m/s); ``"diverged"`` (see :mod:`mechgym.env`).
+
+Start: with ``randomize=True`` (default) the centre is placed up to 0.25 m off the slab's axis
+(uniform over the disc, so sometimes beside the slab) at 1.0-1.5 m, with a yaw uniform in [-pi, pi],
+a tilt up to 0.1 rad about a random horizontal axis and each velocity component uniform in
+[-0.2, 0.2] m/s, at rest in rotation. With ``randomize=False`` it is seed 003's release: the scene's
+pose at rest, so zero actions reproduce the passive drop of ``mechgym sweep cube-drop``.
+
+Defaults: physics_dt 0.002 s, decimation 10 (dt = 0.02 s), time_limit 3 s.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from gymnasium import spaces
+
+from mechgym.env import MechEnv, ScriptedPolicy, StepOutcome
+
+REST_TIME = 0.5  # s at rest on the slab for success
+REST_TOLERANCE = 0.002  # m: centre height within this of the resting height
+REST_SPEED, REST_SPIN = 0.02, 0.2  # m/s, rad/s
+FLOOR_TOLERANCE, FLOOR_SPEED = 0.005, 0.05  # m, m/s
+START_OFFSET, START_HEIGHT = 0.25, (1.0, 1.5)  # m
+START_SPEED, START_TILT = 0.2, 0.1  # m/s per component, rad
+
+
+def _quat_about(axis: np.ndarray, angle: float) -> np.ndarray:
+    return np.concatenate(([np.cos(angle / 2)], np.sin(angle / 2) * axis))
+
+
+def _quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    w1, v1, w2, v2 = a[0], a[1:], b[0], b[1:]
+    return np.concatenate(([w1 * w2 - v1 @ v2], w1 * v2 + w2 * v1 + np.cross(v1, v2)))
+
+
+class CubeDropEnv(MechEnv):
+    __doc__ = __doc__
+
+    scene = "cube_drop"
+    camera = "side"
+    default_physics_dt, default_decimation, default_time_limit = 0.002, 10, 3.0
+    reward_terms = ("position", "velocity", "thrust", "impact", "rest", "success")
+    failure_penalty = -10.0
+    task_failures = ("tunnelled", "floor")
+
+    def __init__(self, randomize: bool = True, **kwargs):
+        super().__init__(**kwargs)
+        self.randomize = bool(randomize)
+        model = self.sim.model
+        slab, cube = model.geom("slab"), model.geom("cube")
+        self.slab_centre = slab.pos[:2].copy()
+        self.slab_half = slab.size[:2].copy()
+        self.slab_top = float(slab.pos[2] + slab.size[2])
+        self.slab_mid_plane = float(slab.pos[2])
+        self.cube_half = float(cube.size[2])
+        self.rest_height = self.slab_top + self.cube_half
+        self.mass = float(model.body("cube").mass[0])
+        self.gravity = float(-model.opt.gravity[2])
+        self._thrusters = [self._actuator(f"thrust_{axis}") for axis in "xyz"]
+
+    def scripted_policy(self) -> DescentController:
+        """The hand-written controller that solves the task from the observations alone."""
+        return DescentController(self.mass, self.gravity, np.array([high for _, _, high in self._thrusters]))
+
+    def _action_size(self) -> int:
+        return 3
+
+    def _observation_space(self) -> spaces.Box:
+        high = np.full(13, np.inf, dtype=np.float32)
+        high[3:7] = 1.0
+        return spaces.Box(-high, high, dtype=np.float32)
+
+    # ----------------------------------------------------------------- episode
+    def _initial_state(self, rng):
+        model = self.sim.model
+        qpos, qvel = model.qpos0.copy(), np.zeros(model.nv)
+        if self.randomize:
+            radius, angle = START_OFFSET * np.sqrt(rng.uniform()), rng.uniform(-np.pi, np.pi)
+            qpos[0:3] = (radius * np.cos(angle), radius * np.sin(angle), rng.uniform(*START_HEIGHT))
+            heading = rng.uniform(-np.pi, np.pi)
+            tilt_axis = np.array([np.cos(heading), np.sin(heading), 0.0])
+            yaw = _quat_about(np.array([0.0, 0.0, 1.0]), rng.uniform(-np.pi, np.pi))
+            qpos[3:7] = _quat_mul(_quat_about(tilt_axis, rng.uniform(0.0, START_TILT)), yaw)
+            qvel[0:3] = rng.uniform(-START_SPEED, START_SPEED, size=3)
+        return qpos, qvel, np.zeros(model.nu)
+
+    def _begin_episode(self) -> None:
+        self._rest_time = 0.0
+        self._events_seen = 0
+        self._side = self._slab_side(self.sim.body("cube").pos)
+
+    # ----------------------------------------------------------------- step
+    def _apply_action(self, action) -> None:
+        ctrl = self.sim.ctrl
+        for (index, low, high), a in zip(self._thrusters, action, strict=True):
+            ctrl[index] = self._scaled(a, low, high)
+
+    def _observe(self) -> np.ndarray:
+        cube = self.sim.body("cube")
+        offset = cube.pos - np.array([*self.slab_centre, self.rest_height])
+        quat = cube.quat if cube.quat[0] >= 0 else -cube.quat
+        return np.concatenate((offset, quat, cube.linvel, cube.angvel))
+
+    def _evaluate(self, action) -> StepOutcome:
+        cube = self.sim.body("cube")
+        speed, spin = np.linalg.norm(cube.linvel), np.linalg.norm(cube.angvel)
+        resting = self.at_rest_on_slab(cube.pos, speed, spin)
+        self._rest_time = self._rest_time + self.dt if resting else 0.0
+        success = self._rest_time >= REST_TIME - 1e-9
+        failure = self.detect_failure(cube.pos, speed)
+        dt = self.dt
+        terms = {
+            "position": -np.linalg.norm(self._observation[0:3]) * dt,
+            "velocity": -0.1 * speed * dt,
+            "thrust": -0.05 * float(action @ action) * dt,
+            "impact": -0.5 * sum(v * v for v in self._new_impact_speeds()),
+            "rest": dt if resting else 0.0,
+            "success": 10.0 if success and failure is None else 0.0,
+        }
+        return StepOutcome(terms, success and failure is None, failure)
+
+    def _new_impact_speeds(self) -> list[float]:
+        events = self.sim.events
+        new = events[self._events_seen:]
+        self._events_seen = len(events)
+        return [e.speed for e in new if "cube" in (e.geom1, e.geom2)]
+
+    # ----------------------------------------------------------------- task geometry
+    def _inside_footprint(self, pos: np.ndarray) -> bool:
+        return bool(np.all(np.abs(pos[:2] - self.slab_centre) < self.slab_half))
+
+    def _slab_side(self, pos: np.ndarray) -> int:
+        """+1 above the slab's mid-plane inside its footprint, -1 below it there, 0 outside the footprint."""
+        if not self._inside_footprint(pos):
+            return 0
+        return 1 if pos[2] >= self.slab_mid_plane else -1
+
+    def at_rest_on_slab(self, pos: np.ndarray, speed: float, spin: float) -> bool:
+        return (self._inside_footprint(pos) and abs(pos[2] - self.rest_height) <= REST_TOLERANCE
+                and speed < REST_SPEED and spin < REST_SPIN)
+
+    def detect_failure(self, pos: np.ndarray, speed: float) -> str | None:
+        """The task failure of the cube at ``pos`` (m) moving at ``speed`` (m/s), given the side of the
+        slab it was last seen on (updated here)."""
+        side = self._slab_side(pos)
+        was_above, self._side = self._side == 1, side
+        if side == -1 and was_above:
+            return "tunnelled"
+        if pos[2] < self.cube_half + FLOOR_TOLERANCE and speed < FLOOR_SPEED:
+            return "floor"
+        return None
+
+
+class DescentController(ScriptedPolicy):
+    """Hand-written policy: a PD loop brings the cube over the slab's centre while a constant-deceleration
+    profile v = sqrt(2 a h) brings it down (never below 15 cm above the slab until centred within 2 cm);
+    once down it cuts the thrust so that the cube's whole weight holds it on the slab.
+
+    mass (kg), gravity (m/s^2), max_thrust (3,) N per axis: the scene's values (the env's).
+    """
+
+    KP, KD, KV = 16.0, 8.0, 6.0  # 1/s^2, 1/s (horizontal PD, critically damped at 4 rad/s), 1/s (vertical)
+    DECELERATION, TOUCHDOWN_SPEED, MAX_DESCENT = 2.0, 0.1, 2.0  # m/s^2, m/s, m/s
+    HOLD_HEIGHT, CENTRED = 0.15, 0.02  # m
+
+    def __init__(self, mass: float, gravity: float, max_thrust: np.ndarray):
+        self.mass, self.gravity, self.max_thrust = mass, gravity, max_thrust
+
+    def __call__(self, observation: np.ndarray) -> np.ndarray:
+        offset, velocity = observation[0:3].astype(float), observation[7:10].astype(float)
+        height = offset[2]
+        if height < 0.003 and abs(velocity[2]) < 0.2:
+            return np.zeros(3)  # landed: the weight holds it
+        accel = np.zeros(3)
+        accel[:2] = -self.KP * offset[:2] - self.KD * velocity[:2]
+        floor = 0.0 if np.linalg.norm(offset[:2]) < self.CENTRED else self.HOLD_HEIGHT
+        above = height - floor
+        descent = np.sqrt(2.0 * self.DECELERATION * max(above, 0.0))
+        target = -np.clip(descent, self.TOUCHDOWN_SPEED, self.MAX_DESCENT) if above > 0 else -self.KV * above
+        accel[2] = self.gravity + self.KV * (target - velocity[2])
+        return np.clip(self.mass * accel / self.max_thrust, -1.0, 1.0)

@@ -1,0 +1,282 @@
+"""``mechgym/Gripper-v0``: lower a parallel gripper, pinch a 1 mm card, lift it 10 cm out of its fixture, hold it.
+
+Scene ``gripper.xml``: a carriage on a vertical slide (``lift``, position servo, range -0.12 .. 0.10 m) with
+two fingers on horizontal slides (position servos, 0 open .. 0.035 m closed; the pads touch a centred card
+at 0.0345 m, so a full close squeezes it with about 1 N per finger) above a 1 x 60 x 80 mm, 10 g card
+standing in a 1.2 mm slot, 10 mm deep, on a table whose top is at z = 0. Lengths below are read from the
+compiled scene.
+
+Actions (2, in [-1, 1], clipped):
+
+=====  =====================  ====  ====================================================================
+index  meaning                unit  scaling
+=====  =====================  ====  ====================================================================
+0      carriage height rate   m/s   the lift servo's target moves by 0.2 a m/s (a dt per step), held in
+                                    the lift's ctrlrange
+1      finger closing         m     both finger servos' target: the ctrlrange mapped linearly, -1 open
+                                    (0 m) .. +1 closed (0.035 m)
+=====  =====================  ====  ====================================================================
+
+Observations (24, float32, unbounded unless noted):
+
+=====  ======================================================================  =====
+index  meaning                                                                 unit
+=====  ======================================================================  =====
+0-2    joint positions: lift, left finger, right finger                        m
+3-5    joint velocities: lift, left finger, right finger                       m/s
+6      lift servo target                                                       m
+7      finger servo target                                                     m
+8-10   card centre minus the midpoint of the two pads' centres (world frame)   m
+11-14  card orientation quaternion (w, x, y, z), sign chosen w >= 0 ([-1, 1])  -
+15-17  card linear velocity minus the carriage's (world frame)                 m/s
+18-20  card angular velocity (world frame)                                     rad/s
+21-22  left pad touches the card, right pad touches the card ({0, 1})           -
+23     height of the card's lowest point above the table top                   m
+=====  ======================================================================  =====
+
+Reward terms (``info["reward_<name>"]``; rates are multiplied by the control period dt):
+``reach`` -|r - r*| dt before the card is lifted, r observations 8-10 and r* = (0, 0, -25 mm) (the
+pads' centres 15 mm below the card's top edge); ``grasp`` +0.5 dt while both pads touch the card;
+``lift`` +2 min(h, 0.1 m) / 0.1 m dt, h observation 23; ``effort`` -0.01 a_0^2 dt; ``success`` +10 at
+success; ``failure`` -10 at a failure.
+
+Success: the card's lowest point at least 0.10 m above the table for 1 s without interruption (it can
+only be there if the pads hold it); the episode then terminates.
+
+Failures (terminate): ``"tunnelled"``: a pad's inner face is found on the far side of the card's
+mid-plane (the plane through its centre normal to its thin axis) while it faces the card (its centre
+within the card's extent plus the pad's along the plane): a finger passed into or through the card;
+``"dropped"``: after the card has been lifted out of its slot (lowest point 15 mm up) it falls: it slips
+down relative to the carriage faster than 0.25 m/s, or its top is below the pads' bottom edges;
+``"diverged"`` (see :mod:`mechgym.env`).
+
+Start: with ``randomize=True`` (default) the lift starts at a position uniform in [-0.02, 0.03] m, the
+fingers uniform in [0, 0.01] m, each servo's target at its joint, and the card (at rest, upright in its
+slot) is shifted along the slot uniformly in [-10, 10] mm. With ``randomize=False`` everything is at the
+scene's pose.
+
+Defaults: physics_dt 0.002 s, decimation 10 (dt = 0.02 s), time_limit 4 s.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from gymnasium import spaces
+
+from mechgym.env import MechEnv, ScriptedPolicy, StepOutcome
+
+LIFT_RATE = 0.2  # m/s of the lift servo's target at |a| = 1
+LIFT_GOAL, HOLD_TIME = 0.10, 1.0  # m above the table, s
+LIFTED = 0.015  # m: the card's lowest point above the table once out of its 10 mm slot
+SLIP_SPEED = 0.25  # m/s down relative to the carriage: the card is falling, not held
+GRASP_OFFSET = np.array([0.0, 0.0, -0.025])  # m: card centre minus pads' midpoint for a pinch 15 mm below the top
+START_LIFT, START_FINGERS, START_SHIFT = (-0.02, 0.03), (0.0, 0.01), 0.01  # m
+
+
+def _box_vertical_reach(rotation: np.ndarray, half: np.ndarray) -> float:
+    """Half the vertical extent (m) of a box with these half sizes and world rotation."""
+    return float(np.abs(rotation[2]) @ half)
+
+
+class GripperEnv(MechEnv):
+    __doc__ = __doc__
+
+    scene = "gripper"
+    camera = "front"
+    default_physics_dt, default_decimation, default_time_limit = 0.002, 10, 4.0
+    reward_terms = ("reach", "grasp", "lift", "effort", "success")
+    failure_penalty = -10.0
+    task_failures = ("tunnelled", "dropped")
+
+    def __init__(self, randomize: bool = True, **kwargs):
+        super().__init__(**kwargs)
+        self.randomize = bool(randomize)
+        model = self.sim.model
+        self._joints = [model.joint(name) for name in ("lift", "left_finger", "right_finger")]
+        self._qpos_index = np.array([j.qposadr[0] for j in self._joints])
+        self._qvel_index = np.array([j.dofadr[0] for j in self._joints])
+        self._card_qpos = model.joint("card_free").qposadr[0]
+        self._lift = self._actuator("lift")
+        self._fingers = [self._actuator("left_finger"), self._actuator("right_finger")]
+        self.card_half = model.geom("card").size.copy()
+        self.pad_half = model.geom("left_pad").size.copy()
+        table = model.geom("table")
+        self.table_top = float(table.pos[2] + table.size[2])
+        self._pad_card = {frozenset(("left_pad", "card")): 0, frozenset(("right_pad", "card")): 1}
+
+    def scripted_policy(self) -> PickAndLift:
+        """The hand-written controller that solves the task from the observations alone."""
+        _, low, high = self._fingers[0]
+        return PickAndLift(low, high)
+
+    def _action_size(self) -> int:
+        return 2
+
+    def _observation_space(self) -> spaces.Box:
+        high = np.full(24, np.inf, dtype=np.float32)
+        high[11:15] = 1.0
+        low = -high
+        low[21:23], high[21:23] = 0.0, 1.0
+        return spaces.Box(low, high, dtype=np.float32)
+
+    # ----------------------------------------------------------------- episode
+    def _initial_state(self, rng):
+        model = self.sim.model
+        qpos, qvel, ctrl = model.qpos0.copy(), np.zeros(model.nv), np.zeros(model.nu)
+        joints = qpos[self._qpos_index]
+        if self.randomize:
+            joints[0] = rng.uniform(*START_LIFT)
+            joints[1:] = rng.uniform(*START_FINGERS, size=2)
+            qpos[self._card_qpos + 1] += rng.uniform(-START_SHIFT, START_SHIFT)
+        qpos[self._qpos_index] = joints
+        ctrl[self._lift[0]] = joints[0]
+        for (index, _, _), position in zip(self._fingers, joints[1:], strict=True):
+            ctrl[index] = position
+        return qpos, qvel, ctrl
+
+    def _begin_episode(self) -> None:
+        self._lift_target = float(self.sim.ctrl[self._lift[0]])
+        self._lifted = False
+        self._hold_time = 0.0
+
+    # ----------------------------------------------------------------- step
+    def _apply_action(self, action) -> None:
+        index, low, high = self._lift
+        self._lift_target = float(np.clip(self._lift_target + LIFT_RATE * action[0] * self.dt, low, high))
+        ctrl = self.sim.ctrl
+        ctrl[index] = self._lift_target
+        for finger, low, high in self._fingers:
+            ctrl[finger] = self._scaled(action[1], low, high)
+
+    def _observe(self) -> np.ndarray:
+        sim = self.sim
+        qpos, qvel = sim.qpos, sim.qvel
+        card, carriage = sim.body("card"), sim.body("carriage")
+        pads = 0.5 * (sim.body("left_finger").pos + sim.body("right_finger").pos)
+        quat = card.quat if card.quat[0] >= 0 else -card.quat
+        finger_target = sim.ctrl[self._fingers[0][0]]
+        return np.concatenate((
+            qpos[self._qpos_index], qvel[self._qvel_index], [self._lift_target, finger_target],
+            card.pos - pads, quat, card.linvel - carriage.linvel, card.angvel, self._pad_contacts(),
+            [self.card_bottom()],
+        ))
+
+    def _evaluate(self, action) -> StepOutcome:
+        obs, dt = self._observation, self.dt
+        height = obs[23]
+        both = bool(obs[21] and obs[22])
+        failure = self.detect_failure()
+        self._lifted = self._lifted or height >= LIFTED
+        self._hold_time = self._hold_time + dt if height >= LIFT_GOAL else 0.0
+        success = failure is None and self._hold_time >= HOLD_TIME - 1e-9
+        terms = {
+            "reach": 0.0 if self._lifted else -np.linalg.norm(obs[8:11] - GRASP_OFFSET) * dt,
+            "grasp": 0.5 * dt if both else 0.0,
+            "lift": 2.0 * min(max(height, 0.0), LIFT_GOAL) / LIFT_GOAL * dt,
+            "effort": -0.01 * action[0] ** 2 * dt,
+            "success": 10.0 if success else 0.0,
+        }
+        return StepOutcome(terms, success, failure)
+
+    # ----------------------------------------------------------------- task geometry
+    def _pad_contacts(self) -> np.ndarray:
+        touching = np.zeros(2)
+        for contact in self.sim.contacts():
+            index = self._pad_card.get(frozenset((contact.geom1, contact.geom2)))
+            if index is not None:
+                touching[index] = 1.0
+        return touching
+
+    def card_bottom(self) -> float:
+        """Height (m) of the card's lowest point above the table top."""
+        card = self.sim.body("card")
+        rotation = _rotation(card.quat)
+        return float(card.pos[2] - _box_vertical_reach(rotation, self.card_half) - self.table_top)
+
+    def pads_tunnelled(self) -> bool:
+        """A pad's inner face on the far side of the card's mid-plane, facing the card."""
+        sim = self.sim
+        card = sim.body("card")
+        rotation = _rotation(card.quat)
+        normal = rotation[:, 0] if rotation[0, 0] >= 0 else -rotation[:, 0]  # thin axis, pointing left -> right
+        for finger, side in (("left_finger", 1.0), ("right_finger", -1.0)):
+            pad = sim.body(finger)
+            face = pad.pos + _rotation(pad.quat)[:, 0] * side * self.pad_half[0]
+            local = rotation.T @ (face - card.pos)
+            facing = (abs(local[1]) < self.card_half[1] + self.pad_half[1]
+                      and abs(local[2]) < self.card_half[2] + self.pad_half[2])
+            if facing and side * float(normal @ (face - card.pos)) > 0.0:
+                return True
+        return False
+
+    def card_dropped(self) -> bool:
+        """After the card was lifted out of its slot: it slips down the pads fast, or it is below them."""
+        if not self._lifted:
+            return False
+        sim = self.sim
+        card, carriage = sim.body("card"), sim.body("carriage")
+        if card.linvel[2] - carriage.linvel[2] < -SLIP_SPEED:
+            return True
+        card_top = card.pos[2] + _box_vertical_reach(_rotation(card.quat), self.card_half)
+        pad_bottom = min(sim.body(f).pos[2] - _box_vertical_reach(_rotation(sim.body(f).quat), self.pad_half)
+                         for f in ("left_finger", "right_finger"))
+        return bool(card_top < pad_bottom)
+
+    def detect_failure(self) -> str | None:
+        if self.pads_tunnelled():
+            return "tunnelled"
+        if self.card_dropped():
+            return "dropped"
+        return None
+
+
+def _rotation(quat: np.ndarray) -> np.ndarray:
+    """3x3 rotation matrix of a unit quaternion (w, x, y, z)."""
+    w, x, y, z = quat
+    return np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+    ])
+
+
+class PickAndLift(ScriptedPolicy):
+    """Hand-written policy, a state machine read off the observations: with the fingers open, bring the pads
+    to 15 mm below the card's top edge; close them gently (the finger target a little ahead of the fingers,
+    so that they meet the card slowly); once both pads touch the card and the fingers have stopped, close
+    fully, raise the carriage (slowly at first) until the card's lowest point is 12 cm up, and hold it there.
+
+    finger_low, finger_high: the finger servos' ctrlrange (m), to turn a wanted target into an action.
+    """
+
+    GAIN = 8.0  # 1/s: lift rate per metre of height error
+    AT_HEIGHT, SETTLED = 0.002, 0.005  # m, m/s
+    LIFT_TO = 0.12  # m: the card's lowest point, above the 0.10 m goal
+    MAX_LIFT_ACTION = 0.5  # at most 0.1 m/s while carrying the card
+    START_LIFT_ACTION, LIFT_RAMP = 0.15, 20.0  # 0.03 m/s as the card leaves the table, +4 m/s per m risen
+    CLOSE_LEAD = 0.0015  # m: finger target ahead of the fingers while closing
+
+    def __init__(self, finger_low: float, finger_high: float):
+        self.finger_low, self.finger_high = finger_low, finger_high
+
+    def _finger_action(self, target: float) -> float:
+        return 2.0 * (target - self.finger_low) / (self.finger_high - self.finger_low) - 1.0
+
+    def __call__(self, observation: np.ndarray) -> np.ndarray:
+        obs = observation.astype(float)
+        relative_z, height = obs[10], obs[23]
+        touching = obs[21] > 0.5 and obs[22] > 0.5
+        settled = np.all(np.abs(obs[4:6]) < self.SETTLED)
+        lifted = height > 0.5 * LIFTED
+        if lifted or (touching and settled):
+            # soft start: the carriage speeds up as the card rises, so that it leaves the table without a jolt
+            most = min(self.MAX_LIFT_ACTION, self.START_LIFT_ACTION + self.LIFT_RAMP * max(height, 0.0))
+            lift = np.clip(self.GAIN * (self.LIFT_TO - height) / LIFT_RATE, -most, most)
+            return np.array([lift, 1.0])
+        # pads' height error: the card centre should sit GRASP_OFFSET below the pads' midpoint
+        error = relative_z - GRASP_OFFSET[2]
+        lift = np.clip(self.GAIN * error / LIFT_RATE, -1.0, 1.0)
+        if abs(error) >= self.AT_HEIGHT:
+            return np.array([lift, -1.0])
+        fingers = min(obs[1], obs[2])
+        return np.array([lift, min(1.0, self._finger_action(fingers + self.CLOSE_LEAD))])

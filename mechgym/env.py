@@ -1,0 +1,239 @@
+"""MechEnv: the Gymnasium environment every mechgym task builds on, over the :class:`Simulator` interface only.
+
+The base class keeps what all tasks share: the backend and its physics step, the control split
+(``decimation`` physics steps per action, run in one ``sim.step`` call), the episode length in seconds of
+simulated time, action checking and scaling, failure handling, rendering and the ``info`` dict. A task
+(one module beside its scene in ``envs/``) supplies the spaces, the initial state, how an action sets the
+controls, the observation, and the reward terms, success and failures of a step.
+
+Conventions for every task:
+- actions lie in [-1, 1]; out-of-range values are clipped, non-finite ones raise ``ValueError``;
+- spaces (float32) are the same for every backend, ``physics_dt`` and ``decimation``;
+- reward terms that accumulate over time are rates multiplied by the control period ``dt`` (their sum over
+  an episode approximates a time integral, comparable across control splits); bonuses and penalties are
+  per event;
+- ``terminated`` marks a task end (success or a failure), ``truncated`` only the time limit.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import logger, spaces
+
+from . import load
+from .errors import SimulationError
+from .render import SceneRenderer
+from .simulator import Simulator
+
+DIVERGED = "diverged"  # the backend raised SimulationError or the observation became non-finite
+
+
+@dataclass
+class StepOutcome:
+    """What a task makes of the state after a step: reward terms by name (already multiplied by the
+    control period where they are rates), whether the task is achieved, and a named failure or None."""
+
+    terms: dict[str, float]
+    success: bool = False
+    failure: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class ScriptedPolicy(ABC):
+    """A hand-written controller: observation in, action in [-1, 1] out; ``reset()`` at each episode's start
+    clears whatever it remembers."""
+
+    def reset(self) -> None:  # noqa: B027 (a hook: most controllers keep no memory)
+        """Forget the last episode (the default keeps no memory)."""
+
+    @abstractmethod
+    def __call__(self, observation: np.ndarray) -> np.ndarray: ...
+
+
+def _positive_finite(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating) \
+            or not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a positive finite number of seconds, got {value!r}")
+    return float(value)
+
+
+def _positive_integer(name: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+class MechEnv(gym.Env[np.ndarray, np.ndarray], ABC):
+    """Base of the mechgym tasks.
+
+    Arguments (all environments):
+        backend:     ``"mechgym"`` (the in-house engine) or ``"mujoco"``.
+        physics_dt:  physics time step (s); ``None``: the task's default.
+        decimation:  physics steps per action (positive integer); the control period is
+                     ``dt = physics_dt * decimation``.
+        time_limit:  episode length in seconds of simulated time; the episode is truncated at the first
+                     control step at or after it.
+        render_mode: ``None`` or ``"rgb_array"`` (headless, through ``mujoco.Renderer``).
+        render_size: (width, height) of rendered frames in pixels.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 50}
+
+    scene: ClassVar[str]                  # bundled scene name (envs/<scene>.xml)
+    camera: ClassVar[str]                 # the scene's camera that frames the task
+    default_physics_dt: ClassVar[float]
+    default_decimation: ClassVar[int]
+    default_time_limit: ClassVar[float]
+    reward_terms: ClassVar[tuple[str, ...]]  # names of the task's terms; "failure" is added by the base
+    failure_penalty: ClassVar[float]      # reward of the step that ends in any failure (negative)
+    task_failures: ClassVar[tuple[str, ...]]  # the task's own failure names (besides "diverged")
+    success_ends_episode: ClassVar[bool] = True  # False: success is a running condition, the episode goes on
+
+    def __init__(self, backend: str = "mechgym", physics_dt: float | None = None, decimation: int | None = None,
+                 time_limit: float | None = None, render_mode: str | None = None,
+                 render_size: tuple[int, int] = (640, 480)):
+        self.physics_dt = _positive_finite("physics_dt", self.default_physics_dt if physics_dt is None
+                                           else physics_dt)
+        self.decimation = _positive_integer("decimation", self.default_decimation if decimation is None
+                                            else decimation)
+        self.time_limit = _positive_finite("time_limit", self.default_time_limit if time_limit is None
+                                           else time_limit)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, "
+                             f"got {render_mode!r}")
+        self.render_mode = render_mode
+        self._render_size = render_size
+        self.backend = backend
+        self.sim: Simulator = load(self.scene, backend=backend, dt=self.physics_dt)
+        # Physics steps in an episode: time_limit / physics_dt rounded up (a ratio within 1e-9 of an
+        # integer counts as that integer, so 3 s at 2 ms is exactly 1500 steps).
+        self._step_limit = math.ceil(round(self.time_limit / self.physics_dt, 9))
+        self.metadata = {**self.metadata, "render_fps": round(1.0 / self.dt)}
+        self.action_space = spaces.Box(-1.0, 1.0, shape=(self._action_size(),), dtype=np.float32)
+        self.observation_space = self._observation_space()
+        self._renderer: SceneRenderer | None = None
+        self._observation = np.zeros(self.observation_space.shape)
+
+    # ----------------------------------------------------------------- time
+    @property
+    def dt(self) -> float:
+        """Control period (s): ``physics_dt * decimation``."""
+        return self.physics_dt * self.decimation
+
+    @property
+    def time(self) -> float:
+        """Simulated time of the episode (s)."""
+        return self.sim.time
+
+    # ----------------------------------------------------------------- Gymnasium API
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        qpos, qvel, ctrl = self._initial_state(self.np_random)
+        self.sim.reset(qpos=qpos, qvel=qvel, ctrl=ctrl)
+        self._begin_episode()
+        self._observation = self._observe()
+        return self._observation.astype(np.float32), self._info(dict.fromkeys(self.reward_terms, 0.0), False, None)
+
+    def step(self, action):
+        action = self._checked_action(action)
+        self._apply_action(action)
+        error = None
+        try:
+            self.sim.step(self.decimation)
+            observation = self._observe()
+            if not np.isfinite(observation).all():
+                raise SimulationError(f"the observation became non-finite at t = {self.sim.time:.6g} s")
+        except SimulationError as failed:
+            error = str(failed)
+            outcome = StepOutcome(dict.fromkeys(self.reward_terms, 0.0), False, DIVERGED)
+        else:
+            self._observation = observation
+            outcome = self._evaluate(action)
+        terms = {**outcome.terms, "failure": self.failure_penalty if outcome.failure is not None else 0.0}
+        terminated = outcome.failure is not None or (outcome.success and self.success_ends_episode)
+        truncated = not terminated and self.sim.step_count >= self._step_limit
+        info = self._info(terms, outcome.success, outcome.failure)
+        info.update(outcome.extra)
+        if error is not None:
+            info["error"] = error
+        return self._observation.astype(np.float32), float(sum(terms.values())), terminated, truncated, info
+
+    def render(self):
+        if self.render_mode is None:
+            logger.warn("render() was called without a render_mode; make the env with render_mode='rgb_array'")
+            return None
+        if self._renderer is None:
+            width, height = self._render_size
+            self._renderer = SceneRenderer(self.sim, width, height, self.camera)
+        return self._renderer.frame()
+
+    def close(self) -> None:
+        if self._renderer is not None:
+            self._renderer.close()
+            self._renderer = None
+
+    # ----------------------------------------------------------------- shared helpers
+    def _info(self, terms: dict[str, float], success: bool, failure: str | None) -> dict[str, Any]:
+        return {
+            "physics_dt": self.physics_dt,
+            "decimation": self.decimation,
+            "backend": self.backend,
+            "time": self.sim.time,
+            **{f"reward_{name}": float(value) for name, value in terms.items()},
+            "is_success": bool(success),
+            "failure": failure,
+        }
+
+    def _checked_action(self, action) -> np.ndarray:
+        array = np.asarray(action, dtype=np.float64)
+        if array.shape != self.action_space.shape:
+            raise ValueError(f"the action must have shape {self.action_space.shape}, got {array.shape}")
+        bad = np.flatnonzero(~np.isfinite(array))
+        if bad.size:
+            raise ValueError(f"action[{bad[0]}] is {array[bad[0]]}; actions must be finite numbers in [-1, 1]")
+        return np.clip(array, -1.0, 1.0)
+
+    def _actuator(self, name: str) -> tuple[int, float, float]:
+        """Index and ctrlrange (low, high) of a named actuator of the scene."""
+        actuator = self.sim.model.actuator(name)
+        low, high = actuator.ctrlrange
+        return actuator.id, float(low), float(high)
+
+    @staticmethod
+    def _scaled(action: float, low: float, high: float) -> float:
+        """Map an action in [-1, 1] linearly onto [low, high]."""
+        return low + 0.5 * (action + 1.0) * (high - low)
+
+    # ----------------------------------------------------------------- task hooks
+    @abstractmethod
+    def _action_size(self) -> int:
+        """Number of action components."""
+
+    @abstractmethod
+    def _observation_space(self) -> spaces.Box:
+        """The float32 observation space, the same for every backend and control split."""
+
+    @abstractmethod
+    def _initial_state(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(qpos, qvel, ctrl) of a new episode, drawn from ``rng`` only."""
+
+    def _begin_episode(self) -> None:
+        """Reset the task's own memory (timers, flags) after the simulator has been reset."""
+
+    @abstractmethod
+    def _apply_action(self, action: np.ndarray) -> None:
+        """Write the clipped action into ``self.sim.ctrl``."""
+
+    @abstractmethod
+    def _observe(self) -> np.ndarray:
+        """The observation of the current state (float64; the base casts it to float32)."""
+
+    @abstractmethod
+    def _evaluate(self, action: np.ndarray) -> StepOutcome:
+        """Reward terms, success and failure of the step just taken."""
