@@ -7,6 +7,8 @@ import sys
 
 from .backends import BACKENDS
 from .errors import SceneError
+from .registration import ENVIRONMENTS
+from .rollout import POLICIES
 
 
 def _sweep_cube_drop(args: argparse.Namespace) -> int:
@@ -25,9 +27,92 @@ def _sweep_cube_drop(args: argparse.Namespace) -> int:
     return 0
 
 
+def _env_id(name: str) -> str:
+    """A registered id, with or without its ``mechgym/`` namespace."""
+    env_id = name if name.startswith("mechgym/") else f"mechgym/{name}"
+    if env_id not in ENVIRONMENTS:
+        raise argparse.ArgumentTypeError(f"unknown environment {name!r}; environments are {sorted(ENVIRONMENTS)}")
+    return env_id
+
+
+def _make_env(args: argparse.Namespace, backend: str, **extra):
+    import gymnasium
+
+    settings = {key: getattr(args, key) for key in ("physics_dt", "decimation", "time_limit")
+                if getattr(args, key) is not None}
+    return gymnasium.make(args.env, backend=backend, **settings, **extra)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from .rollout import make_policy, run_episodes, summary
+
+    print(f"{args.env}, policy {args.policy}, seeds from {args.seed}")
+    for backend in args.backend:
+        env = _make_env(args, backend)
+        policy = make_policy(args.policy, env, args.seed)
+        episodes = []
+        count = {"episodes": args.episodes} if args.steps is None else {"steps": args.steps}
+        for episode in run_episodes(env, policy, args.seed, **count):
+            episodes.append(episode)
+            if args.verbose:
+                outcome = "success" if episode.success else (episode.failure or "truncated")
+                detail = f"  ({episode.error})" if episode.error else ""
+                print(f"  {backend} seed {episode.seed}: {outcome} at t = {episode.time:.3f} s, "
+                      f"return {episode.total_reward:.3f}{detail}", flush=True)
+        result = summary(episodes)
+        failures = ", ".join(f"{name} {n}" for name, n in result["failures"].items()) or "none"
+        unwrapped = env.unwrapped
+        print(f"{backend:>8} (physics_dt {unwrapped.physics_dt:g} s, decimation {unwrapped.decimation}): "
+              f"{result['successes']}/{result['episodes']} successes in {result['steps']} steps; failures: "
+              f"{failures}; mean return {result['mean_return']:.3f}, mean length {result['mean_length']:.3f} s; "
+              f"{result['wall_time']:.1f} s wall", flush=True)
+        env.close()
+    return 0
+
+
+def _record(args: argparse.Namespace) -> int:
+    from .record import record_episode, write_video
+    from .rollout import make_policy
+
+    env = _make_env(args, args.backend, render_mode="rgb_array", render_size=(args.width, args.height))
+    frames, info = record_episode(env, make_policy(args.policy, env, args.seed), args.seed, args.fps,
+                                  args.slow_motion)
+    env.close()
+    write_video(frames, args.out, args.fps)
+    outcome = "success" if info["is_success"] else (info["failure"] or "time limit")
+    print(f"{len(frames)} frames of {info['time']:.3f} s ({outcome}) written to {args.out}")
+    return 0
+
+
+def _env_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("env", type=_env_id, help=f"environment id, one of {sorted(ENVIRONMENTS)}")
+    parser.add_argument("--policy", choices=POLICIES, default="scripted",
+                        help="the task's hand-written controller, zero actions, or uniform random actions")
+    parser.add_argument("--seed", type=int, default=0, help="reset seed of the first episode")
+    parser.add_argument("--physics-dt", type=float, help="physics step in s (default: the env's)")
+    parser.add_argument("--decimation", type=int, help="physics steps per action (default: the env's)")
+    parser.add_argument("--time-limit", type=float, help="episode length in s (default: the env's)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mechgym", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
+    demo = commands.add_parser("demo", help="run episodes of an environment and count successes and failures")
+    _env_arguments(demo)
+    demo.add_argument("--backend", nargs="+", choices=sorted(BACKENDS), default=["mechgym"])
+    demo.add_argument("--episodes", type=int, default=10, help="number of episodes (seeds seed, seed + 1, ...)")
+    demo.add_argument("--steps", type=int, help="run episodes until this many control steps instead")
+    demo.add_argument("--verbose", action="store_true", help="one line per episode")
+    demo.set_defaults(run=_demo)
+    record = commands.add_parser("record", help="write one episode as a GIF or MP4")
+    _env_arguments(record)
+    record.add_argument("--backend", choices=sorted(BACKENDS), default="mechgym")
+    record.add_argument("--out", required=True, help="output file, .gif or .mp4")
+    record.add_argument("--fps", type=float, default=30.0, help="frames per second of the video")
+    record.add_argument("--slow-motion", type=float, default=1.0, help="video seconds per simulated second")
+    record.add_argument("--width", type=int, default=640)
+    record.add_argument("--height", type=int, default=480)
+    record.set_defaults(run=_record)
     sweep = commands.add_parser("sweep", help="dt sweeps of passive scenes")
     scenes = sweep.add_subparsers(dest="scene", required=True)
     drop = scenes.add_parser("cube-drop", help="seed 003: a 5 cm cube dropped onto a 1 cm slab")
