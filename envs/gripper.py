@@ -136,7 +136,7 @@ class GripperEnv(MechEnv):
 
     def _begin_episode(self) -> None:
         self._lift_target = float(self.sim.ctrl[self._lift[0]])
-        self._lifted = False
+        self.lifted = False  # the card has been out of its slot in this episode
         self._hold_time = 0.0
 
     # ----------------------------------------------------------------- step
@@ -166,11 +166,11 @@ class GripperEnv(MechEnv):
         height = obs[23]
         both = bool(obs[21] and obs[22])
         failure = self.detect_failure()
-        self._lifted = self._lifted or height >= LIFTED
+        self.lifted = self.lifted or height >= LIFTED
         self._hold_time = self._hold_time + dt if height >= LIFT_GOAL else 0.0
         success = failure is None and self._hold_time >= HOLD_TIME - 1e-9
         terms = {
-            "reach": 0.0 if self._lifted else -np.linalg.norm(obs[8:11] - GRASP_OFFSET) * dt,
+            "reach": 0.0 if self.lifted else -np.linalg.norm(obs[8:11] - GRASP_OFFSET) * dt,
             "grasp": 0.5 * dt if both else 0.0,
             "lift": 2.0 * min(max(height, 0.0), LIFT_GOAL) / LIFT_GOAL * dt,
             "effort": -0.01 * action[0] ** 2 * dt,
@@ -211,7 +211,7 @@ class GripperEnv(MechEnv):
 
     def card_dropped(self) -> bool:
         """After the card was lifted out of its slot: it slips down the pads fast, or it is below them."""
-        if not self._lifted:
+        if not self.lifted:
             return False
         sim = self.sim
         card, carriage = sim.body("card"), sim.body("carriage")

@@ -110,11 +110,12 @@ def _initial_vector(name: str, value, default: np.ndarray, size: int) -> np.ndar
 
 def _normalise_quaternions(model: mujoco.MjModel, qpos: np.ndarray) -> None:
     """Scale each free or ball joint's quaternion in ``qpos`` to unit length (in place); zero ones are refused."""
+    free, ball = int(mujoco.mjtJoint.mjJNT_FREE), int(mujoco.mjtJoint.mjJNT_BALL)
     for joint in range(model.njnt):
-        kind = model.jnt_type[joint]
-        if kind not in (mujoco.mjtJoint.mjJNT_FREE, mujoco.mjtJoint.mjJNT_BALL):
+        kind = int(model.jnt_type[joint])
+        if kind not in (free, ball):
             continue
-        start = model.jnt_qposadr[joint] + (3 if kind == mujoco.mjtJoint.mjJNT_FREE else 0)
+        start = model.jnt_qposadr[joint] + (3 if kind == free else 0)
         norm = np.linalg.norm(qpos[start:start + 4])
         if norm == 0.0:
             raise ValueError(f"qpos[{start}:{start + 4}], the quaternion of joint "

@@ -34,32 +34,60 @@ def test_the_wheel_holds_the_package_the_scenes_and_the_command(wheel):
     assert "mechgym = mechgym.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
 
-def test_a_fresh_venv_loads_every_bundled_scene_from_the_wheel(wheel, tmp_path):
-    env = tmp_path / "venv"
+@pytest.fixture(scope="module")
+def fresh_venv(wheel, tmp_path_factory) -> tuple[Path, dict[str, str]]:
+    """A new virtual environment with only the wheel installed, and the environment variables to run it with.
+
+    Dependencies (numpy, mujoco, ...) come from this interpreter's site-packages, appended after the fresh
+    environment's own, so mechgym itself can only be found in the wheel (or in a working directory's source).
+    """
+    env = tmp_path_factory.mktemp("venv") / "venv"
     venv.EnvBuilder(with_pip=True).create(env)
     python = env / "bin" / "python"
     subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)], check=True)
-    # Dependencies (numpy, mujoco, ...) come from this interpreter's site-packages, appended after the
-    # fresh environment's own, so mechgym itself can only be found in the wheel.
     site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           check=True, capture_output=True, text=True).stdout.strip()
     here = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
     Path(site, "_outer_deps.pth").write_text("\n".join(sorted(here)) + "\n")
+    environment = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    return env, environment
+
+
+def test_a_fresh_venv_loads_every_bundled_scene_and_environment_from_the_wheel(fresh_venv, tmp_path):
+    env, environment = fresh_venv
     script = (
-        "import mechgym, pathlib, sys\n"
+        "import mechgym, pathlib, sys, gymnasium\n"
         "assert pathlib.Path(mechgym.__file__).is_relative_to(pathlib.Path(sys.prefix)), mechgym.__file__\n"
         "names = mechgym.bundled_scenes()\n"
         "assert names == ['cube_drop', 'gripper', 'slider_crank'], names\n"
         "for name in names:\n"
         "    sim = mechgym.load(name, backend='mujoco')\n"
         "    sim.step(10)\n"
+        "for env_id in sorted(mechgym.ENVIRONMENTS):\n"
+        "    gymnasium.make(env_id, backend='mujoco').reset(seed=0)\n"
         "print('ok', names)\n"
     )
-    environment = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    result = subprocess.run([python, "-c", script], cwd=tmp_path, capture_output=True, text=True, env=environment)
+    result = subprocess.run([env / "bin" / "python", "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                            env=environment)
     assert result.returncode == 0, result.stderr
     assert "ok" in result.stdout
-    command = env / "bin" / "mechgym"
-    listed = subprocess.run([command, "sweep", "cube-drop", "--help"], capture_output=True, text=True,
-                            cwd=tmp_path, env=environment)
+    listed = subprocess.run([env / "bin" / "mechgym", "sweep", "cube-drop", "--help"], capture_output=True,
+                            text=True, cwd=tmp_path, env=environment)
     assert listed.returncode == 0 and "--dt-ms" in listed.stdout
+
+
+def test_from_the_root_of_a_checkout_the_source_package_finds_its_scenes_and_tasks(fresh_venv):
+    """There Python imports the source folder mechgym/ ahead of the installed copy; envs/ beside it must serve
+    as mechgym.envs (the README's example is run from where its first command leaves a user)."""
+    env, environment = fresh_venv
+    script = (
+        "import mechgym, pathlib, gymnasium\n"
+        f"assert pathlib.Path(mechgym.__file__).parent == pathlib.Path({str(ROOT / 'mechgym')!r}), mechgym.__file__\n"
+        "sim = mechgym.load('cube_drop', backend='mujoco'); sim.step(10)\n"
+        "env = gymnasium.make('mechgym/Gripper-v0', backend='mujoco'); env.reset(seed=0)\n"
+        "print('ok', mechgym.envs.__file__)\n"
+    )
+    result = subprocess.run([env / "bin" / "python", "-c", script], cwd=ROOT, capture_output=True, text=True,
+                            env=environment)
+    assert result.returncode == 0, result.stderr
+    assert f"ok {ROOT / 'envs' / '__init__.py'}" in result.stdout
