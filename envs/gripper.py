@@ -28,7 +28,7 @@ index  meaning                                                                 u
 7      finger servo target                                                     m
 8-10   card centre minus the midpoint of the two pads' centres (world frame)   m
 11-14  card orientation quaternion (w, x, y, z), sign chosen w >= 0 ([-1, 1])  -
-15-17  card linear velocity minus the carriage's (world frame)                 m/s
+15-17  card linear velocity minus that of the pads' midpoint (world frame)     m/s
 18-20  card angular velocity (world frame)                                     rad/s
 21-22  left pad touches the card, right pad touches the card ({0, 1})           -
 23     height of the card's lowest point above the table top                   m
@@ -47,7 +47,7 @@ Failures (terminate): ``"tunnelled"``: a pad's inner face is found on the far si
 mid-plane (the plane through its centre normal to its thin axis) while it faces the card (its centre
 within the card's extent plus the pad's along the plane): a finger passed into or through the card;
 ``"dropped"``: after the card has been lifted out of its slot (lowest point 15 mm up) it falls: it slips
-down relative to the carriage faster than 0.25 m/s, or its top is below the pads' bottom edges;
+down relative to the pads faster than 0.25 m/s, or its top is below the pads' bottom edges;
 ``"diverged"`` (see :mod:`mechgym.env`).
 
 Start: with ``randomize=True`` (default) the lift starts at a position uniform in [-0.02, 0.03] m, the
@@ -68,7 +68,7 @@ from mechgym.env import MechEnv, ScriptedPolicy, StepOutcome
 LIFT_RATE = 0.2  # m/s of the lift servo's target at |a| = 1
 LIFT_GOAL, HOLD_TIME = 0.10, 1.0  # m above the table, s
 LIFTED = 0.015  # m: the card's lowest point above the table once out of its 10 mm slot
-SLIP_SPEED = 0.25  # m/s down relative to the carriage: the card is falling, not held
+SLIP_SPEED = 0.25  # m/s down relative to the pads: the card is falling, not held
 GRASP_OFFSET = np.array([0.0, 0.0, -0.025])  # m: card centre minus pads' midpoint for a pinch 15 mm below the top
 START_LIFT, START_FINGERS, START_SHIFT = (-0.02, 0.03), (0.0, 0.01), 0.01  # m
 
@@ -151,15 +151,20 @@ class GripperEnv(MechEnv):
     def _observe(self) -> np.ndarray:
         sim = self.sim
         qpos, qvel = sim.qpos, sim.qvel
-        card, carriage = sim.body("card"), sim.body("carriage")
-        pads = 0.5 * (sim.body("left_finger").pos + sim.body("right_finger").pos)
+        card = sim.body("card")
+        pads_pos, pads_vel = self._pads_midpoint()
         quat = card.quat if card.quat[0] >= 0 else -card.quat
         finger_target = sim.ctrl[self._fingers[0][0]]
         return np.concatenate((
             qpos[self._qpos_index], qvel[self._qvel_index], [self._lift_target, finger_target],
-            card.pos - pads, quat, card.linvel - carriage.linvel, card.angvel, self._pad_contacts(),
+            card.pos - pads_pos, quat, card.linvel - pads_vel, card.angvel, self._pad_contacts(),
             [self.card_bottom()],
         ))
+
+    def _pads_midpoint(self) -> tuple[np.ndarray, np.ndarray]:
+        """Position (m) and velocity (m/s) of the midpoint of the two pads' centres, world frame."""
+        left, right = self.sim.body("left_finger"), self.sim.body("right_finger")
+        return 0.5 * (left.pos + right.pos), 0.5 * (left.linvel + right.linvel)
 
     def _evaluate(self, action) -> StepOutcome:
         obs, dt = self._observation, self.dt
@@ -214,8 +219,8 @@ class GripperEnv(MechEnv):
         if not self.lifted:
             return False
         sim = self.sim
-        card, carriage = sim.body("card"), sim.body("carriage")
-        if card.linvel[2] - carriage.linvel[2] < -SLIP_SPEED:
+        card = sim.body("card")
+        if card.linvel[2] - self._pads_midpoint()[1][2] < -SLIP_SPEED:
             return True
         card_top = card.pos[2] + _box_vertical_reach(_rotation(card.quat), self.card_half)
         pad_bottom = min(sim.body(f).pos[2] - _box_vertical_reach(_rotation(sim.body(f).quat), self.pad_half)

@@ -25,4 +25,4 @@ def bind_source_envs(package: str, package_dir: Path) -> None:
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
-    setattr(sys.modules[package], "envs", module)  # as the import system does for a subpackage
+    sys.modules[package].envs = module  # as the import system does for a subpackage

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -42,7 +42,6 @@ class StepOutcome:
     terms: dict[str, float]
     success: bool = False
     failure: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class ScriptedPolicy(ABC):
@@ -108,7 +107,7 @@ class MechEnv(gym.Env[np.ndarray, np.ndarray], ABC):
             raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, "
                              f"got {render_mode!r}")
         self.render_mode = render_mode
-        self._render_size = render_size
+        self._render_size = tuple(_positive_integer("render_size", n) for n in render_size)
         self.backend = backend
         self.sim: Simulator = load(self.scene, backend=backend, dt=self.physics_dt)
         # Physics steps in an episode: time_limit / physics_dt rounded up (a ratio within 1e-9 of an
@@ -138,7 +137,8 @@ class MechEnv(gym.Env[np.ndarray, np.ndarray], ABC):
         self.sim.reset(qpos=qpos, qvel=qvel, ctrl=ctrl)
         self._begin_episode()
         self._observation = self._observe()
-        return self._observation.astype(np.float32), self._info(dict.fromkeys(self.reward_terms, 0.0), False, None)
+        return self._observation.astype(np.float32), self._info(dict.fromkeys((*self.reward_terms, "failure"), 0.0),
+                                                                False, None)
 
     def step(self, action):
         action = self._checked_action(action)
@@ -159,7 +159,6 @@ class MechEnv(gym.Env[np.ndarray, np.ndarray], ABC):
         terminated = outcome.failure is not None or (outcome.success and self.success_ends_episode)
         truncated = not terminated and self.sim.step_count >= self._step_limit
         info = self._info(terms, outcome.success, outcome.failure)
-        info.update(outcome.extra)
         if error is not None:
             info["error"] = error
         return self._observation.astype(np.float32), float(sum(terms.values())), terminated, truncated, info

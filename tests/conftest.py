@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-import pytest
+import os
+
+# Rendering tests need a headless OpenGL backend whichever test module imports MuJoCo first.
+os.environ.setdefault("MUJOCO_GL", "egl")
+
+import pytest  # noqa: E402
 
 
 def mjcf(body: str, actuators: str = "", options: str = "", extra: str = "") -> str:

@@ -4,6 +4,7 @@ seconds, determinism, info, bad input, clipping, failures and rendering."""
 from __future__ import annotations
 
 import math
+import os
 import subprocess
 import sys
 import warnings
@@ -150,10 +151,12 @@ def test_same_seed_same_settings_bit_identical_episodes(env_id, backend):
 def test_info_holds_the_settings_time_each_reward_term_success_and_failure(env_id, backend):
     env = make(env_id, backend)
     terms = [f"reward_{name}" for name in (*env.unwrapped.reward_terms, "failure")]
+    keys = {"physics_dt", "decimation", "backend", "time", "is_success", "failure", *terms}
     _, info = env.reset(seed=0)
+    assert set(info) == keys and info["time"] == 0.0
     for _ in range(3):
         _, reward, _, _, info = env.step(env.action_space.sample())
-        assert {"physics_dt", "decimation", "backend", "time", "is_success", "failure", *terms} <= set(info)
+        assert set(info) == keys
         assert (info["physics_dt"], info["decimation"], info["backend"]) == (
             env.unwrapped.physics_dt, env.unwrapped.decimation, backend)
         assert reward == pytest.approx(sum(info[t] for t in terms))
@@ -305,3 +308,14 @@ def test_make_vec_on_the_in_house_engine():
         observations, *_ = envs.step(np.zeros((2, 3)))
     assert np.isfinite(observations).all()
     envs.close()
+
+
+def test_rendering_after_mujoco_chose_glfw_without_a_display_is_a_clear_error():
+    script = ("import mujoco, mechgym, gymnasium\n"
+              "env = gymnasium.make('mechgym/CubeDrop-v0', backend='mujoco', render_mode='rgb_array')\n"
+              "env.reset(seed=0)\n"
+              "try:\n    env.render()\nexcept RuntimeError as error:\n    print(error)\n")
+    environment = {k: v for k, v in os.environ.items() if k not in ("MUJOCO_GL", "DISPLAY")}
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=environment)
+    assert result.returncode == 0, result.stderr
+    assert "set MUJOCO_GL=egl" in result.stdout

@@ -4,6 +4,9 @@ import re
 import shlex
 from pathlib import Path
 
+import numpy as np
+import pytest
+
 from mechgym import cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,3 +29,25 @@ def test_the_main_job_is_a_valid_mechgym_command():
     assert command[0] == "mechgym"
     args = cli.build_parser().parse_args(command[1:])
     assert args.backend == ["mujoco", "mechgym"] and args.out == "sweep.csv"
+
+
+def python_examples() -> list[str]:
+    return re.findall(r"```python\n(.+?)\n```", (ROOT / "README.md").read_text(), flags=re.S)
+
+
+def test_the_readmes_python_examples_run_and_say_what_they_do():
+    environment_example, simulator_example = python_examples()
+    names: dict = {}
+    exec(environment_example, names)
+    assert names["info"]["is_success"] and names["info"]["failure"] is None
+    assert names["info"]["time"] == pytest.approx(1.84)
+    assert "(True, None, 1.84)" in environment_example
+    exec(simulator_example, names)
+    sim = names["sim"]
+    assert sim.time == 0.0 and sim.body("cube").pos[2] == pytest.approx(1.0)
+    sim.reset()  # the example's push, as the README states its outcome
+    sim.apply_force("cube", [0.05, 0, 0], start=0.1, stop=0.3)
+    sim.step(500)
+    assert sim.time == 1.0
+    np.testing.assert_allclose(sim.body("cube").pos, [0.0246, 0.0, 0.325], atol=5e-5)
+    assert "2.46 cm off its centre" in simulator_example

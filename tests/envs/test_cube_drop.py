@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import mechgym
-from mechgym.rollout import run_episodes, summary
 from mechgym.robustness.cube_drop import DT_MS, DURATION, run_drop
+from mechgym.rollout import run_episodes, summary
 
 BACKENDS = ("mechgym", "mujoco")
 
