@@ -319,3 +319,17 @@ def test_rendering_after_mujoco_chose_glfw_without_a_display_is_a_clear_error():
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=environment)
     assert result.returncode == 0, result.stderr
     assert "set MUJOCO_GL=egl" in result.stdout
+
+
+def test_a_model_saved_on_one_backend_and_control_split_loads_and_acts_on_another(tmp_path):
+    from stable_baselines3 import PPO
+
+    trained_on = make("mechgym/CubeDrop-v0", "mujoco", physics_dt=0.004, decimation=5)
+    model = PPO("MlpPolicy", trained_on, n_steps=32, batch_size=32, n_epochs=1, seed=0, device="cpu")
+    model.learn(total_timesteps=32)
+    model.save(tmp_path / "ppo")
+    evaluated_on = make("mechgym/CubeDrop-v0", "mechgym", physics_dt=0.001, decimation=20)
+    loaded = PPO.load(tmp_path / "ppo", env=evaluated_on, device="cpu")  # checks the spaces, bounds included
+    observation, _ = evaluated_on.reset(seed=0)
+    action, _ = loaded.predict(observation, deterministic=True)
+    evaluated_on.step(action)
