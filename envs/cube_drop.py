@@ -52,6 +52,7 @@ Defaults: physics_dt 0.002 s, decimation 10 (dt = 0.02 s), time_limit 3 s.
 
 from __future__ import annotations
 
+import mujoco
 import numpy as np
 from gymnasium import spaces
 
@@ -66,12 +67,10 @@ START_SPEED, START_TILT = 0.2, 0.1  # m/s per component, rad
 
 
 def _quat_about(axis: np.ndarray, angle: float) -> np.ndarray:
-    return np.concatenate(([np.cos(angle / 2)], np.sin(angle / 2) * axis))
-
-
-def _quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    w1, v1, w2, v2 = a[0], a[1:], b[0], b[1:]
-    return np.concatenate(([w1 * w2 - v1 @ v2], w1 * v2 + w2 * v1 + np.cross(v1, v2)))
+    """Unit quaternion (w, x, y, z) of a rotation by ``angle`` (rad) about a unit ``axis``."""
+    quat = np.empty(4)
+    mujoco.mju_axisAngle2Quat(quat, axis, angle)
+    return quat
 
 
 class CubeDropEnv(MechEnv):
@@ -121,7 +120,7 @@ class CubeDropEnv(MechEnv):
             heading = rng.uniform(-np.pi, np.pi)
             tilt_axis = np.array([np.cos(heading), np.sin(heading), 0.0])
             yaw = _quat_about(np.array([0.0, 0.0, 1.0]), rng.uniform(-np.pi, np.pi))
-            qpos[3:7] = _quat_mul(_quat_about(tilt_axis, rng.uniform(0.0, START_TILT)), yaw)
+            mujoco.mju_mulQuat(qpos[3:7], _quat_about(tilt_axis, rng.uniform(0.0, START_TILT)), yaw)
             qvel[0:3] = rng.uniform(-START_SPEED, START_SPEED, size=3)
         return qpos, qvel, np.zeros(model.nu)
 

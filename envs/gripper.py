@@ -60,6 +60,7 @@ Defaults: physics_dt 0.002 s, decimation 10 (dt = 0.02 s), time_limit 4 s.
 
 from __future__ import annotations
 
+import mujoco
 import numpy as np
 from gymnasium import spaces
 
@@ -237,12 +238,9 @@ class GripperEnv(MechEnv):
 
 def _rotation(quat: np.ndarray) -> np.ndarray:
     """3x3 rotation matrix of a unit quaternion (w, x, y, z)."""
-    w, x, y, z = quat
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-    ])
+    matrix = np.empty(9)
+    mujoco.mju_quat2Mat(matrix, quat)
+    return matrix.reshape(3, 3)
 
 
 class PickAndLift(ScriptedPolicy):
