@@ -126,7 +126,6 @@ class CubeDropEnv(MechEnv):
 
     def _begin_episode(self) -> None:
         self._rest_time = 0.0
-        self._events_seen = 0
         self._side = self._slab_side(self.sim.body("cube").pos)
 
     # ----------------------------------------------------------------- step
@@ -153,17 +152,11 @@ class CubeDropEnv(MechEnv):
             "position": -np.linalg.norm(self._observation[0:3]) * dt,
             "velocity": -0.1 * speed * dt,
             "thrust": -0.05 * float(action @ action) * dt,
-            "impact": -0.5 * sum(v * v for v in self._new_impact_speeds()),
+            "impact": -0.5 * sum(v * v for v in self._impact_speeds("cube")),
             "rest": dt if resting else 0.0,
             "success": 10.0 if success and failure is None else 0.0,
         }
         return StepOutcome(terms, success and failure is None, failure)
-
-    def _new_impact_speeds(self) -> list[float]:
-        events = self.sim.events
-        new = events[self._events_seen:]
-        self._events_seen = len(events)
-        return [e.speed for e in new if "cube" in (e.geom1, e.geom2)]
 
     # ----------------------------------------------------------------- task geometry
     def _inside_footprint(self, pos: np.ndarray) -> bool:

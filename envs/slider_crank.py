@@ -118,7 +118,6 @@ class SliderCrankEnv(MechEnv):
 
     def _begin_episode(self) -> None:
         self._angles = deque([self._absolute_angles(self.sim.qpos)[0]], maxlen=self._window + 1)
-        self._impacts_seen = 0
 
     # ----------------------------------------------------------------- step
     def _apply_action(self, action) -> None:
@@ -151,16 +150,10 @@ class SliderCrankEnv(MechEnv):
         failure = self.detect_failure()
         terms = {
             "speed": -(error / 0.1) ** 2 * dt,
-            "impact": -0.1 * self.slider_mass * sum(self._new_impact_speeds()),
+            "impact": -0.1 * self.slider_mass * sum(self._impact_speeds("slider")),
             "torque": -0.1 * float(action[0]) ** 2 * dt,
         }
         return StepOutcome(terms, failure is None and full_window and abs(error) <= TOLERANCE, failure)
-
-    def _new_impact_speeds(self) -> list[float]:
-        events = self.sim.events
-        new = events[self._impacts_seen:]
-        self._impacts_seen = len(events)
-        return [e.speed for e in new if "slider" in (e.geom1, e.geom2)]
 
     # ----------------------------------------------------------------- task geometry
     def gaps(self) -> tuple[np.ndarray, np.ndarray]:

@@ -135,6 +135,7 @@ class MechEnv(gym.Env[np.ndarray, np.ndarray], ABC):
         super().reset(seed=seed)
         qpos, qvel, ctrl = self._initial_state(self.np_random)
         self.sim.reset(qpos=qpos, qvel=qvel, ctrl=ctrl)
+        self._events_seen = 0
         self._begin_episode()
         self._observation = self._observe()
         return self._observation.astype(np.float32), self._info(dict.fromkeys((*self.reward_terms, "failure"), 0.0),
@@ -197,6 +198,12 @@ class MechEnv(gym.Env[np.ndarray, np.ndarray], ABC):
         if bad.size:
             raise ValueError(f"action[{bad[0]}] is {array[bad[0]]}; actions must be finite numbers in [-1, 1]")
         return np.clip(array, -1.0, 1.0)
+
+    def _impact_speeds(self, geom: str) -> list[float]:
+        """Speeds (m/s) of the impacts involving ``geom`` that the backend recorded since the last call."""
+        events = self.sim.events
+        new, self._events_seen = events[self._events_seen:], len(events)
+        return [event.speed for event in new if geom in (event.geom1, event.geom2)]
 
     def _actuator(self, name: str) -> tuple[int, float, float]:
         """Index and ctrlrange (low, high) of a named actuator of the scene."""
