@@ -55,9 +55,8 @@ def _demo(args: argparse.Namespace) -> int:
         for episode in run_episodes(env, policy, args.seed, **count):
             episodes.append(episode)
             if args.verbose:
-                outcome = "success" if episode.success else (episode.failure or "truncated")
                 detail = f"  ({episode.error})" if episode.error else ""
-                print(f"  {backend} seed {episode.seed}: {outcome} at t = {episode.time:.3f} s, "
+                print(f"  {backend} seed {episode.seed}: {episode.outcome} at t = {episode.time:.3f} s, "
                       f"return {episode.total_reward:.3f}{detail}", flush=True)
         result = summary(episodes)
         failures = ", ".join(f"{name} {n}" for name, n in result["failures"].items()) or "none"
@@ -75,12 +74,11 @@ def _record(args: argparse.Namespace) -> int:
     from .rollout import make_policy
 
     env = _make_env(args, args.backend, render_mode="rgb_array", render_size=(args.width, args.height))
-    frames, info = record_episode(env, make_policy(args.policy, env, args.seed), args.seed, args.fps,
-                                  args.slow_motion)
+    frames, episode = record_episode(env, make_policy(args.policy, env, args.seed), args.seed, args.fps,
+                                     args.slow_motion)
     env.close()
     write_video(frames, args.out, args.fps)
-    outcome = "success" if info["is_success"] else (info["failure"] or "time limit")
-    print(f"{len(frames)} frames of {info['time']:.3f} s ({outcome}) written to {args.out}")
+    print(f"{len(frames)} frames of {episode.time:.3f} s ({episode.outcome}) written to {args.out}")
     return 0
 
 

@@ -10,27 +10,24 @@ import gymnasium as gym
 import imageio.v2 as imageio
 import numpy as np
 
-from .env import ScriptedPolicy
+from .rollout import Episode, run_episode
 
 FORMATS = (".gif", ".mp4")
 
 
 def record_episode(env: gym.Env, policy: Callable[[np.ndarray], np.ndarray], seed: int, fps: float = 30.0,
-                   slow_motion: float = 1.0) -> tuple[list[np.ndarray], dict]:
+                   slow_motion: float = 1.0) -> tuple[list[np.ndarray], Episode]:
     """Frames of one episode (``env`` made with ``render_mode="rgb_array"``), one per 1 / (fps x slow_motion)
-    simulated seconds (and the first and the last state), with the last step's info."""
+    simulated seconds (and the first and the last state), with the episode."""
     if not (fps > 0 and slow_motion > 0):
         raise ValueError(f"fps and slow_motion must be positive, got {fps} and {slow_motion}")
-    if isinstance(policy, ScriptedPolicy):
-        policy.reset()
-    observation, info = env.reset(seed=seed)
-    frames, period = [env.render()], 1.0 / (fps * slow_motion)
-    while True:
-        observation, _, terminated, truncated, info = env.step(policy(observation))
-        if terminated or truncated or math.floor(info["time"] / period + 1e-9) >= len(frames):
+    frames, period = [], 1.0 / (fps * slow_motion)
+
+    def capture(info: dict, done: bool) -> None:
+        if done or math.floor(info["time"] / period + 1e-9) >= len(frames):
             frames.append(env.render())
-        if terminated or truncated:
-            return frames, info
+
+    return frames, run_episode(env, policy, seed, on_state=capture)
 
 
 def write_video(frames: list[np.ndarray], path: str | Path, fps: float) -> None:

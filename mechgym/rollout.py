@@ -35,6 +35,11 @@ class Episode:
     wall_time: float
     error: str | None = None  # the SimulationError's message when the failure is "diverged"
 
+    @property
+    def outcome(self) -> str:
+        """``"success"``, the failure's name, or ``"time limit"``."""
+        return "success" if self.success else (self.failure or "time limit")
+
 
 class _Zero(ScriptedPolicy):
     def __init__(self, space: gym.spaces.Box):
@@ -64,17 +69,25 @@ def make_policy(name: str, env: gym.Env, seed: int = 0) -> Callable[[np.ndarray]
     raise ValueError(f"unknown policy {name!r}; policies are {list(POLICIES)}")
 
 
-def run_episode(env: gym.Env, policy: Callable[[np.ndarray], np.ndarray], seed: int) -> Episode:
-    """Reset ``env`` with ``seed`` and run ``policy`` until the episode terminates or is truncated."""
+def run_episode(env: gym.Env, policy: Callable[[np.ndarray], np.ndarray], seed: int,
+                on_state: Callable[[dict, bool], None] | None = None) -> Episode:
+    """Reset ``env`` with ``seed`` and run ``policy`` until the episode terminates or is truncated.
+
+    on_state(info, done), when given, sees every state: the reset's (done False), then each step's.
+    """
     start = time.perf_counter()
     if isinstance(policy, ScriptedPolicy):
         policy.reset()
     observation, info = env.reset(seed=seed)
+    if on_state is not None:
+        on_state(info, False)
     steps, total = 0, 0.0
     while True:
         observation, reward, terminated, truncated, info = env.step(policy(observation))
         steps += 1
         total += float(reward)
+        if on_state is not None:
+            on_state(info, terminated or truncated)
         if terminated or truncated:
             break
     return Episode(seed, steps, float(info["time"]), total, bool(info["is_success"]), info["failure"],

@@ -53,6 +53,15 @@ def fresh_venv(wheel, tmp_path_factory) -> tuple[Path, dict[str, str]]:
     return env, environment
 
 
+def run_python(fresh_venv: tuple[Path, dict[str, str]], script: str, cwd: Path) -> str:
+    """Run ``script`` with the fresh environment's Python in ``cwd``; its stdout, once it has exited with 0."""
+    env, environment = fresh_venv
+    result = subprocess.run([env / "bin" / "python", "-c", script], cwd=cwd, capture_output=True, text=True,
+                            env=environment)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
 def test_a_fresh_venv_loads_every_bundled_scene_and_environment_from_the_wheel(fresh_venv, tmp_path):
     env, environment = fresh_venv
     script = (
@@ -67,10 +76,7 @@ def test_a_fresh_venv_loads_every_bundled_scene_and_environment_from_the_wheel(f
         "    gymnasium.make(env_id, backend='mujoco').reset(seed=0)\n"
         "print('ok', names)\n"
     )
-    result = subprocess.run([env / "bin" / "python", "-c", script], cwd=tmp_path, capture_output=True, text=True,
-                            env=environment)
-    assert result.returncode == 0, result.stderr
-    assert "ok" in result.stdout
+    assert "ok" in run_python(fresh_venv, script, tmp_path)
     listed = subprocess.run([env / "bin" / "mechgym", "sweep", "cube-drop", "--help"], capture_output=True,
                             text=True, cwd=tmp_path, env=environment)
     assert listed.returncode == 0 and "--dt-ms" in listed.stdout
@@ -79,7 +85,6 @@ def test_a_fresh_venv_loads_every_bundled_scene_and_environment_from_the_wheel(f
 def test_from_the_root_of_a_checkout_the_source_package_finds_its_scenes_and_tasks(fresh_venv):
     """There Python imports the source folder mechgym/ ahead of the installed copy; envs/ beside it must serve
     as mechgym.envs (the README's example is run from where its first command leaves a user)."""
-    env, environment = fresh_venv
     script = (
         "import mechgym, pathlib, gymnasium\n"
         f"assert pathlib.Path(mechgym.__file__).parent == pathlib.Path({str(ROOT / 'mechgym')!r}), mechgym.__file__\n"
@@ -87,7 +92,4 @@ def test_from_the_root_of_a_checkout_the_source_package_finds_its_scenes_and_tas
         "env = gymnasium.make('mechgym/Gripper-v0', backend='mujoco'); env.reset(seed=0)\n"
         "print('ok', mechgym.envs.__file__)\n"
     )
-    result = subprocess.run([env / "bin" / "python", "-c", script], cwd=ROOT, capture_output=True, text=True,
-                            env=environment)
-    assert result.returncode == 0, result.stderr
-    assert f"ok {ROOT / 'envs' / '__init__.py'}" in result.stdout
+    assert f"ok {ROOT / 'envs' / '__init__.py'}" in run_python(fresh_venv, script, ROOT)

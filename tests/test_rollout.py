@@ -45,7 +45,7 @@ def test_an_episode_records_its_outcome():
 def test_record_writes_a_gif_with_a_frame_per_period_of_simulated_time(tmp_path):
     env = gym.make("mechgym/Gripper-v0", backend="mujoco", render_mode="rgb_array", render_size=(64, 48),
                    time_limit=1.0)
-    frames, info = record_episode(env, env.unwrapped.scripted_policy(), seed=0, fps=20)  # a moving scene
+    frames, episode = record_episode(env, env.unwrapped.scripted_policy(), seed=0, fps=20)  # a moving scene
     assert len(frames) == 1 + 20 and frames[0].shape == (48, 64, 3)
     path = tmp_path / "clip.gif"
     write_video(frames, path, fps=20)
