@@ -7,6 +7,7 @@ import sys
 
 from .backends import BACKENDS
 from .errors import SceneError
+from .evaluation.runner import default_workers
 from .registration import ENVIRONMENTS
 from .rollout import POLICIES
 
@@ -19,7 +20,8 @@ def _sweep_cube_drop(args: argparse.Namespace) -> int:
     if done:
         print(f"resuming: {len(done)} finished runs read from {args.out}", file=sys.stderr)
     results = cube_drop.sweep(args.backend, [ms / 1000 for ms in args.dt_ms], done=done,
-                              on_result=log.append if log else None)
+                              on_result=log.append if log else None, workers=args.workers, ray=args.ray,
+                              progress=True)
     print(report.format_table(results), flush=True)
     if args.plot:
         report.plot(results, args.plot)
@@ -43,7 +45,7 @@ def _make_env(args: argparse.Namespace, backend: str, **extra):
     return gymnasium.make(args.env, backend=backend, **settings, **extra)
 
 
-def _demo(args: argparse.Namespace) -> int:
+def _rollout(args: argparse.Namespace) -> int:
     from .rollout import make_policy, run_episodes, summary
 
     print(f"{args.env}, policy {args.policy}, seeds from {args.seed}")
@@ -66,6 +68,36 @@ def _demo(args: argparse.Namespace) -> int:
               f"{failures}; mean return {result['mean_return']:.3f}, mean length {result['mean_length']:.3f} s; "
               f"{result['wall_time']:.1f} s wall", flush=True)
         env.close()
+    return 0
+
+
+def _floats(text: str) -> list[float]:
+    try:
+        return [float(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
+
+
+def _names(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    from .evaluation.evaluate import evaluate
+
+    result = evaluate(args.runs, [_env_id(e) for e in args.passive], args.backends, args.physics_dt, args.hold,
+                      args.episodes, args.seed, args.out, workers=args.workers, ray=args.ray,
+                      gifs=not args.no_gifs, command=sys.argv)
+    print(result.table)
+    print(f"report: {result.out / 'report.md'} ({result.computed} cells run now, "
+          f"{len(result.cells) - result.computed} read back)", file=sys.stderr)
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from .demo import run_demo
+
+    run_demo(args.out, args.episodes, args.workers, args.ray, args.train)
     return 0
 
 
@@ -95,13 +127,23 @@ def _env_arguments(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mechgym", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-    demo = commands.add_parser("demo", help="run episodes of an environment and count successes and failures")
-    _env_arguments(demo)
-    demo.add_argument("--backend", nargs="+", choices=sorted(BACKENDS), default=["mechgym"])
-    demo.add_argument("--episodes", type=int, default=10, help="number of episodes (seeds seed, seed + 1, ...)")
-    demo.add_argument("--steps", type=int, help="run episodes until this many control steps instead")
-    demo.add_argument("--verbose", action="store_true", help="one line per episode")
+    demo = commands.add_parser("demo", help="the main job: the shipped policies across physics steps on both "
+                                            "backends, with tables and a report")
+    demo.add_argument("--out", default="mechgym-demo", help="report folder (an existing one is resumed)")
+    demo.add_argument("--episodes", type=int, default=10, help="seeded episodes per cell")
+    demo.add_argument("--workers", type=int, default=default_workers(), help="local worker processes")
+    demo.add_argument("--ray", metavar="ADDRESS", help="run the cells on Ray ('local' starts it here)")
+    demo.add_argument("--train", action="store_true", help="first train a small CubeDrop policy, and evaluate "
+                                                           "it too")
     demo.set_defaults(run=_demo)
+    rollout = commands.add_parser("rollout", help="run episodes of an environment with a hand-written, zero or "
+                                                  "random policy and count successes and failures")
+    _env_arguments(rollout)
+    rollout.add_argument("--backend", nargs="+", choices=sorted(BACKENDS), default=["mechgym"])
+    rollout.add_argument("--episodes", type=int, default=10, help="number of episodes (seeds seed, seed + 1, ...)")
+    rollout.add_argument("--steps", type=int, help="run episodes until this many control steps instead")
+    rollout.add_argument("--verbose", action="store_true", help="one line per episode")
+    rollout.set_defaults(run=_rollout)
     record = commands.add_parser("record", help="write one episode as a GIF or MP4")
     _env_arguments(record)
     record.add_argument("--backend", choices=sorted(BACKENDS), default="mechgym")
@@ -111,6 +153,26 @@ def build_parser() -> argparse.ArgumentParser:
     record.add_argument("--width", type=int, default=640)
     record.add_argument("--height", type=int, default=480)
     record.set_defaults(run=_record)
+    evaluate = commands.add_parser(
+        "evaluate", help="dt-robustness: run policies on a grid of backends x physics steps, with a report")
+    evaluate.add_argument("runs", nargs="*", help="run folders or shipped policy names")
+    evaluate.add_argument("--passive", action="append", default=[], metavar="ENV_ID",
+                          help="also evaluate zero actions on this environment (repeatable)")
+    evaluate.add_argument("--backends", type=_names, default=["mechgym", "mujoco"],
+                          help="comma-separated evaluation backends (default mechgym,mujoco)")
+    evaluate.add_argument("--physics-dt", type=_floats, default=[0.0005, 0.001, 0.002, 0.004],
+                          help="comma-separated physics steps in s (default 0.0005,0.001,0.002,0.004)")
+    evaluate.add_argument("--hold", choices=("control", "decimation"), default="control",
+                          help="keep the trained control period (decimation = period / physics_dt) or the "
+                               "trained decimation")
+    evaluate.add_argument("--episodes", type=int, default=20, help="seeded episodes per cell")
+    evaluate.add_argument("--seed", type=int, default=0, help="seed of each cell's first episode")
+    evaluate.add_argument("--workers", type=int, default=default_workers(), help="local worker processes")
+    evaluate.add_argument("--ray", metavar="ADDRESS", help="run the cells as Ray tasks on this cluster, or "
+                                                          "'local' to start Ray here")
+    evaluate.add_argument("--no-gifs", action="store_true", help="no GIF of each cell's first failing episode")
+    evaluate.add_argument("--out", required=True, help="output folder (an existing one is resumed)")
+    evaluate.set_defaults(run=_evaluate)
     sweep = commands.add_parser("sweep", help="dt sweeps of passive scenes")
     scenes = sweep.add_subparsers(dest="scene", required=True)
     drop = scenes.add_parser("cube-drop", help="seed 003: a 5 cm cube dropped onto a 1 cm slab")
@@ -121,6 +183,8 @@ def build_parser() -> argparse.ArgumentParser:
     drop.add_argument("--out", help="CSV file; finished runs are appended as they end, and an existing file "
                                     "is resumed")
     drop.add_argument("--plot", help="PNG file for the plot")
+    drop.add_argument("--workers", type=int, default=1, help="local worker processes (default 1)")
+    drop.add_argument("--ray", metavar="ADDRESS", help="run on Ray ('local' starts it here)")
     drop.set_defaults(run=_sweep_cube_drop)
     return parser
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import gymnasium as gym
 import imageio.v2 as imageio
+import imageio.v3 as iio
 import numpy as np
 
 from .rollout import Episode, run_episode
@@ -30,13 +31,18 @@ def record_episode(env: gym.Env, policy: Callable[[np.ndarray], np.ndarray], see
     return frames, run_episode(env, policy, seed, on_state=capture)
 
 
+def encode_gif(frames: list[np.ndarray], fps: float) -> bytes:
+    """A looping GIF playing at ``fps``, as bytes."""
+    return iio.imwrite("<bytes>", np.stack(frames), extension=".gif", duration=1000.0 / fps, loop=0)
+
+
 def write_video(frames: list[np.ndarray], path: str | Path, fps: float) -> None:
     """Write frames as a looping GIF or an MP4 (the path's suffix says which) playing at ``fps``."""
     suffix = Path(path).suffix.lower()
     if suffix not in FORMATS:
         raise ValueError(f"the output must end in one of {FORMATS}, got {str(path)!r}")
     if suffix == ".gif":
-        imageio.mimwrite(path, frames, duration=1000.0 / fps, loop=0)
+        Path(path).write_bytes(encode_gif(frames, fps))
         return
     try:
         import imageio_ffmpeg  # noqa: F401  (imageio's MP4 writer)

@@ -55,7 +55,7 @@ def test_record_writes_a_gif_with_a_frame_per_period_of_simulated_time(tmp_path)
 
 
 def test_the_demo_command_prints_successes_and_failures(capsys):
-    assert cli.main(["demo", "CubeDrop-v0", "--backend", "mujoco", "--episodes", "3", "--verbose"]) == 0
+    assert cli.main(["rollout", "CubeDrop-v0", "--backend", "mujoco", "--episodes", "3", "--verbose"]) == 0
     out = capsys.readouterr().out
     assert "3/3 successes" in out and "seed 2: success" in out
 
@@ -69,7 +69,7 @@ def test_the_record_command_writes_the_file(tmp_path, capsys):
 
 def test_commands_name_a_bad_environment_or_setting(capsys):
     with pytest.raises(SystemExit):
-        cli.main(["demo", "Hopper-v5"])
+        cli.main(["rollout", "Hopper-v5"])
     assert "unknown environment" in capsys.readouterr().err
-    assert cli.main(["demo", "CubeDrop-v0", "--backend", "mujoco", "--decimation", "0"]) == 2
+    assert cli.main(["rollout", "CubeDrop-v0", "--backend", "mujoco", "--decimation", "0"]) == 2
     assert "decimation must be a positive integer" in capsys.readouterr().err

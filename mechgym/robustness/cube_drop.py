@@ -113,18 +113,21 @@ def run_drop(backend: str, dt: float, contact: str = "default", duration: float 
 
 
 def sweep(backends: Iterable[str], dts: Iterable[float], done: Iterable[DropResult] = (),
-          on_result: Callable[[DropResult], None] | None = None) -> list[DropResult]:
-    """Every (backend, contact setting, dt) run, reusing ``done`` results; ``on_result`` sees each new one
-    as soon as it finishes (so an interrupted sweep keeps its finished runs)."""
+          on_result: Callable[[DropResult], None] | None = None, workers: int = 1, ray: str | None = None,
+          progress: bool = False) -> list[DropResult]:
+    """Every (backend, contact setting, dt) run, reusing ``done`` results; the others run on the grid runner
+    (``workers`` local processes, or Ray at ``ray``), and ``on_result`` sees each as soon as it finishes (so
+    an interrupted sweep keeps its finished runs)."""
+    from ..evaluation.runner import run_tasks
+
     finished = {result.key: result for result in done}
-    results = []
-    for backend in backends:
-        for contact in CONTACT_SETTINGS:
-            for dt in dts:
-                result = finished.get((backend, contact, dt))
-                if result is None:
-                    result = run_drop(backend, dt, contact)
-                    if on_result is not None:
-                        on_result(result)
-                results.append(result)
-    return results
+    keys = [(backend, contact, dt) for backend in backends for contact in CONTACT_SETTINGS for dt in dts]
+    todo = {key: (key[0], key[2], key[1]) for key in sorted(set(keys) - set(finished), key=lambda k: k[2])}
+
+    def keep(key, result: DropResult) -> None:
+        finished[key] = result
+        if on_result is not None:
+            on_result(result)
+
+    run_tasks(run_drop, todo, keep, workers=workers, ray=ray, description="drops", progress=progress)
+    return [finished[key] for key in keys]

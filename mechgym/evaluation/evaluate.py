@@ -1,0 +1,88 @@
+"""``mechgym evaluate``: plan the cells, run the ones not finished earlier, write the report."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..backends import BACKENDS
+from ..registration import ENVIRONMENTS
+from . import report
+from .cells import passive_policy, run_cell, run_policy
+from .grid import Cell, plan
+from .runner import run_tasks
+from .store import CellStore
+
+
+@dataclass
+class Evaluation:
+    """What an evaluation produced: its cells, their results, the printed table and where it was written."""
+
+    cells: list[Cell]
+    results: dict[Cell, dict[str, Any]]
+    table: str
+    out: Path
+    computed: int  # cells run now (the others were read back from an earlier run)
+
+
+def _cost(cell: Cell) -> float:
+    """Relative cost of a cell (physics steps in all), to start the longest first."""
+    time_limit = dict(cell.policy.env_kwargs).get("time_limit", 1.0)
+    return cell.episodes * time_limit / cell.physics_dt * (20.0 if cell.backend == "mechgym" else 1.0)
+
+
+def prepare_engine(env_ids: Sequence[str]) -> None:
+    """Load (and on a first run compile) the in-house engine's kernels here, before workers start, so that
+    the workers find them in numba's cache instead of each compiling its own."""
+    import gymnasium
+
+    print("preparing the in-house engine (numba compiles its kernels on the first run only: a few minutes "
+          "on 2 cores)", file=sys.stderr, flush=True)
+    start = time.perf_counter()
+    for env_id in env_ids:
+        env = gymnasium.make(env_id, backend="mechgym")
+        env.reset(seed=0)
+        env.step(env.action_space.sample() * 0)
+        env.close()
+    print(f"engine ready in {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
+
+
+def evaluate(runs: Sequence[str], passive: Sequence[str], backends: Sequence[str], dts: Sequence[float],
+             hold: str, episodes: int, seed: int, out: str | Path, workers: int = 1, ray: str | None = None,
+             gifs: bool = True, progress: bool = True, command: Sequence[str] = ()) -> Evaluation:
+    """Evaluate every run (a run folder or a shipped policy's name) and every passive env on the grid."""
+    unknown = [b for b in backends if b not in BACKENDS]
+    if unknown:
+        raise ValueError(f"unknown backends {unknown}; backends are {sorted(BACKENDS)}")
+    unknown = [e for e in passive if e not in ENVIRONMENTS]
+    if unknown:
+        raise ValueError(f"unknown environments {unknown}; environments are {sorted(ENVIRONMENTS)}")
+    if not runs and not passive:
+        raise ValueError("nothing to evaluate: give run folders, shipped policy names or --passive ENV_ID")
+    policies = [run_policy(run) for run in runs] + [passive_policy(env_id) for env_id in passive]
+    cells = plan(policies, backends, dts, hold, episodes, seed)
+    out = Path(out)
+    store = CellStore(out)
+    results = {cell: result for cell in cells if (result := store.load(cell)) is not None}
+    todo = sorted((cell for cell in cells if cell not in results), key=_cost, reverse=True)
+    print(f"{len(cells)} cells ({len(policies)} policies x {len(backends)} backends x physics steps), "
+          f"{episodes} episodes each; {len(results)} finished earlier in {out}", file=sys.stderr, flush=True)
+    engine_envs = sorted({c.policy.env_id for c in todo if c.backend == "mechgym"})
+    if engine_envs and (workers > 1 or ray is not None):
+        prepare_engine(engine_envs)
+    gif_folder = str(out / report.GIF_FOLDER) if gifs else None
+
+    def finished(cell: Cell, result: dict[str, Any]) -> None:
+        store.save(cell, result)
+        results[cell] = result
+
+    run_tasks(run_cell, {cell: (cell, gif_folder) for cell in todo}, finished, workers=workers, ray=ray,
+              description="cells", progress=progress)
+    settings = {"command": list(command), "backends": list(backends), "physics_dts": list(dts), "hold": hold,
+                "episodes": episodes, "seed": seed}
+    table = report.write(out, cells, results, settings)
+    return Evaluation(cells, results, table, out, len(todo))
