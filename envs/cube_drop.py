@@ -28,10 +28,11 @@ index  meaning                                                          unit
 =====  ===============================================================  =====
 
 Reward terms (``info["reward_<name>"]``; rates are multiplied by the control period dt):
-``position`` -|p| dt with p the offset of observations 0-2 (m); ``velocity`` -0.1 |v| dt;
+``position`` -5 |p| dt with p the offset of observations 0-2 (m); ``velocity`` -0.1 |v| dt;
 ``thrust`` -0.05 |a|^2 dt; ``impact`` -0.5 sum v^2 over the cube's impacts in the step (v the impact speed,
-m/s, from the backend's events); ``rest`` +1 dt while at rest on the slab; ``success`` +10 at success;
-``failure`` -10 at a failure.
+m/s, from the backend's events); ``landed`` +2 dt while on the slab (centre over its top face within 2 mm
+of the resting height, moving or not, so that a learner's exploration noise does not hide it as it hides
+rest); ``success`` +10 at success; ``failure`` -10 at a failure.
 
 Success: at rest on the slab for 0.5 s: centre over the slab's top face, within 2 mm of the resting
 height, speed below 0.02 m/s and spin below 0.2 rad/s, continuously; the episode then terminates.
@@ -79,7 +80,7 @@ class CubeDropEnv(MechEnv):
     scene = "cube_drop"
     camera = "side"
     default_physics_dt, default_decimation, default_time_limit = 0.002, 10, 3.0
-    reward_terms = ("position", "velocity", "thrust", "impact", "rest", "success")
+    reward_terms = ("position", "velocity", "thrust", "impact", "landed", "success")
     failure_penalty = -10.0
     task_failures = ("tunnelled", "floor")
 
@@ -149,11 +150,11 @@ class CubeDropEnv(MechEnv):
         failure = self.detect_failure(cube.pos, speed)
         dt = self.dt
         terms = {
-            "position": -np.linalg.norm(self._observation[0:3]) * dt,
+            "position": -5.0 * np.linalg.norm(self._observation[0:3]) * dt,
             "velocity": -0.1 * speed * dt,
             "thrust": -0.05 * float(action @ action) * dt,
             "impact": -0.5 * sum(v * v for v in self._impact_speeds("cube")),
-            "rest": dt if resting else 0.0,
+            "landed": 2.0 * dt if self.on_slab(cube.pos) else 0.0,
             "success": 10.0 if success and failure is None else 0.0,
         }
         return StepOutcome(terms, success and failure is None, failure)
@@ -168,9 +169,12 @@ class CubeDropEnv(MechEnv):
             return 0
         return 1 if pos[2] >= self.slab_mid_plane else -1
 
+    def on_slab(self, pos: np.ndarray) -> bool:
+        """The centre over the slab's top face, within REST_TOLERANCE of the resting height."""
+        return self._inside_footprint(pos) and abs(pos[2] - self.rest_height) <= REST_TOLERANCE
+
     def at_rest_on_slab(self, pos: np.ndarray, speed: float, spin: float) -> bool:
-        return (self._inside_footprint(pos) and abs(pos[2] - self.rest_height) <= REST_TOLERANCE
-                and speed < REST_SPEED and spin < REST_SPIN)
+        return self.on_slab(pos) and speed < REST_SPEED and spin < REST_SPIN
 
     def detect_failure(self, pos: np.ndarray, speed: float) -> str | None:
         """The task failure of the cube at ``pos`` (m) moving at ``speed`` (m/s), given the side of the

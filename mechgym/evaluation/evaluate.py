@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import sys
 import time
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from ..backends import BACKENDS
 from ..registration import ENVIRONMENTS
 from . import report
 from .cells import passive_policy, run_cell, run_policy
-from .grid import Cell, plan
+from .grid import Cell, Policy, plan
 from .runner import run_tasks
 from .store import CellStore
 
@@ -35,13 +36,24 @@ def _cost(cell: Cell) -> float:
     return cell.episodes * time_limit / cell.physics_dt * (20.0 if cell.backend == "mechgym" else 1.0)
 
 
+def _distinct(policies: list[Policy]) -> list[Policy]:
+    """Run folders of the same name (``a/run``, ``b/run``) are told apart by their parent folder's name."""
+    names = Counter(p.name for p in policies)
+    return [replace(p, name=f"{Path(p.path).parent.name}/{p.name}") if names[p.name] > 1 else p
+            for p in policies]
+
+
 def prepare_engine(env_ids: Sequence[str]) -> None:
     """Load (and on a first run compile) the in-house engine's kernels here, before workers start, so that
     the workers find them in numba's cache instead of each compiling its own."""
     import gymnasium
 
-    print("preparing the in-house engine (numba compiles its kernels on the first run only: a few minutes "
-          "on 2 cores)", file=sys.stderr, flush=True)
+    from .. import physics
+
+    cached = any(Path(physics.__file__).parent.rglob("__pycache__/*.nbi"))
+    print("loading the in-house engine's compiled kernels" if cached else
+          "compiling the in-house engine's kernels (first run only: about 3 minutes on 2 cores)",
+          file=sys.stderr, flush=True)
     start = time.perf_counter()
     for env_id in env_ids:
         env = gymnasium.make(env_id, backend="mechgym")
@@ -63,7 +75,7 @@ def evaluate(runs: Sequence[str], passive: Sequence[str], backends: Sequence[str
         raise ValueError(f"unknown environments {unknown}; environments are {sorted(ENVIRONMENTS)}")
     if not runs and not passive:
         raise ValueError("nothing to evaluate: give run folders, shipped policy names or --passive ENV_ID")
-    policies = [run_policy(run) for run in runs] + [passive_policy(env_id) for env_id in passive]
+    policies = _distinct([run_policy(run) for run in runs]) + [passive_policy(env_id) for env_id in passive]
     cells = plan(policies, backends, dts, hold, episodes, seed)
     out = Path(out)
     store = CellStore(out)

@@ -40,6 +40,15 @@ class RunFolderError(ValueError):
     """A run folder that is missing a file or holds a corrupt one; the message names the file."""
 
 
+def require_training_extra() -> None:
+    """A clear error when stable-baselines3 (the ``train`` extra) is not installed."""
+    try:
+        import stable_baselines3  # noqa: F401
+    except ImportError:
+        raise ValueError("trained policies need stable-baselines3: pip install torch==2.13.0 'mechgym[train]'") \
+            from None
+
+
 def checkpoint_paths(step: int) -> tuple[str, str, str]:
     """Model, statistics and replay-buffer paths of the checkpoint at ``step``, relative to the run folder."""
     stem = f"{CHECKPOINTS}/step_{step}"
@@ -156,6 +165,7 @@ class TrainedPolicy:
     """
 
     def __init__(self, run: RunFolder):
+        require_training_extra()
         from stable_baselines3.common.base_class import BaseAlgorithm
 
         from .train import algorithm_class

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from . import config
-from .runs import MODEL_FILE, STATS_FILE, RunFolder, checkpoint_paths, save_model, save_pickle
+from .runs import MODEL_FILE, STATS_FILE, RunFolder, checkpoint_paths, require_training_extra, save_model, save_pickle
 
 VERSIONED = ("mechgym", "stable-baselines3", "torch", "gymnasium", "mujoco", "numba", "numpy")
 
@@ -219,6 +219,7 @@ def train(settings: TrainSettings, resume: bool = False) -> RunFolder:
 
     A keyboard interrupt saves a checkpoint at the current step before it propagates.
     """
+    require_training_extra()
     import torch
 
     torch.set_num_threads(1)  # small MLPs: one thread is fastest, and leaves the other core to the physics
