@@ -122,7 +122,7 @@ def sweep(backends: Iterable[str], dts: Iterable[float], done: Iterable[DropResu
 
     finished = {result.key: result for result in done}
     keys = [(backend, contact, dt) for backend in backends for contact in CONTACT_SETTINGS for dt in dts]
-    todo = {key: (key[0], key[2], key[1]) for key in sorted(set(keys) - set(finished), key=lambda k: k[2])}
+    todo = {key: (key[0], key[2], key[1]) for key in keys if key not in finished}
 
     def keep(key, result: DropResult) -> None:
         finished[key] = result
