@@ -86,8 +86,9 @@ def _evaluate(args: argparse.Namespace) -> int:
     from .evaluation.evaluate import evaluate
 
     result = evaluate(args.runs, [_env_id(e) for e in args.passive], args.backends, args.physics_dt, args.hold,
-                      args.episodes, args.seed, args.out, workers=args.workers, ray=args.ray,
-                      gifs=not args.no_gifs, command=sys.argv)
+                      args.episodes, args.seed, args.out, scripted=[_env_id(e) for e in args.scripted],
+                      workers=args.workers, ray=args.ray,
+                      gifs=not args.no_gifs, command=["mechgym", *sys.argv[1:]])
     print(result.table)
     print(f"report: {result.out / 'report.md'} ({result.computed} cells run now, "
           f"{len(result.cells) - result.computed} read back)", file=sys.stderr)
@@ -158,6 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("runs", nargs="*", help="run folders or shipped policy names")
     evaluate.add_argument("--passive", action="append", default=[], metavar="ENV_ID",
                           help="also evaluate zero actions on this environment (repeatable)")
+    evaluate.add_argument("--scripted", action="append", default=[], metavar="ENV_ID",
+                          help="also evaluate this environment's hand-written controller (repeatable)")
     evaluate.add_argument("--backends", type=_names, default=["mechgym", "mujoco"],
                           help="comma-separated evaluation backends (default mechgym,mujoco)")
     evaluate.add_argument("--physics-dt", type=_floats, default=[0.0005, 0.001, 0.002, 0.004],
@@ -202,6 +205,10 @@ def main(argv: list[str] | None = None) -> int:
     except (SceneError, NotImplementedError, ValueError) as error:
         print(f"mechgym: error: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("\nmechgym: interrupted; finished cells and runs are kept, and the same command resumes",
+              file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

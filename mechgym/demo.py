@@ -1,4 +1,5 @@
-"""``mechgym demo``: the shipped policies of the three environments across physics steps on both backends.
+"""``mechgym demo``: the shipped policies and the hand-written controllers of the three environments across
+physics steps on both backends.
 
 Each environment is one evaluation (control period held) in ``<out>/<Name>``; ``<out>/report.md`` gathers
 their dt margins and plots. ``--train`` first trains a small CubeDrop policy and evaluates it beside the
@@ -40,18 +41,19 @@ def _train_small(out: Path) -> str:
 
 def run_demo(out: str | Path, episodes: int, workers: int, ray: str | None, with_training: bool) -> list[Evaluation]:
     out = Path(out)
-    by_env: dict[str, list[str]] = {}
+    by_env: dict[str, list[str]] = {env_id: [] for env_id in GRIDS}
     for name in shipped_policies():
-        by_env.setdefault(RunFolder.open(name).env_id, []).append(name)
+        by_env[RunFolder.open(name).env_id].append(name)
     if with_training:
-        by_env.setdefault("mechgym/CubeDrop-v0", []).append(_train_small(out))
+        by_env["mechgym/CubeDrop-v0"].append(_train_small(out))
     evaluations = []
     for env_id, runs in by_env.items():
         name = env_id.split("/")[-1]
-        print(f"\n== {env_id}: {', '.join(Path(r).name for r in runs)} on mechgym and mujoco, physics steps "
+        policies = ", ".join([*(Path(r).name for r in runs), "the hand-written controller"])
+        print(f"\n== {env_id}: {policies} on mechgym and mujoco, physics steps "
               f"{', '.join(f'{dt * 1000:g}' for dt in GRIDS[env_id])} ms, control period held", flush=True)
         evaluation = evaluate(runs, [], ["mechgym", "mujoco"], GRIDS[env_id], "control", episodes, 0, out / name,
-                              workers=workers, ray=ray, command=sys.argv)
+                              scripted=[env_id], workers=workers, ray=ray, command=["mechgym", *sys.argv[1:]])
         print(evaluation.table, flush=True)
         evaluations.append(evaluation)
     write_atomic(out / report.REPORT_NAME, _index(evaluations))

@@ -27,6 +27,11 @@ def test_the_wheel_holds_the_package_the_scenes_and_the_command(wheel):
     for scene in ("cube_drop", "gripper", "slider_crank"):
         assert f"mechgym/envs/{scene}.xml" in names
     assert "mechgym/envs/__init__.py" in names
+    for algo in ("ppo", "sac"):
+        assert f"mechgym/training/hyperparams/{algo}.yml" in names
+    for policy in (ROOT / "mechgym" / "policies").glob("*/run.json"):
+        for file in policy.parent.iterdir():
+            assert file.relative_to(ROOT).as_posix() in names, f"shipped policy file {file.name} is missing"
     assert not any(name.startswith(("envs/", "tests/")) for name in names)
     for init in (ROOT / "mechgym").rglob("__init__.py"):
         assert init.relative_to(ROOT).as_posix() in names, f"{init.parent.name} is missing from the wheel"

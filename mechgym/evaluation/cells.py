@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..training.runs import RunFolder, TrainedPolicy
-from .grid import PASSIVE, Cell, Policy
+from .grid import BASELINES, Cell, Policy
 from .stats import wilson
 
 GIF_SIZE = (320, 240)
@@ -27,13 +27,13 @@ def run_policy(run: str) -> Policy:
                   int(kwargs["decimation"]))
 
 
-def passive_policy(env_id: str) -> Policy:
-    """Zero actions on ``env_id`` with its default settings as the reference."""
+def baseline_policy(kind: str, env_id: str) -> Policy:
+    """A baseline (a key of BASELINES) on ``env_id``, with the env's default settings as its reference."""
     import gymnasium
 
     env = gymnasium.make(env_id).unwrapped
-    policy = Policy(f"{PASSIVE}:{env_id}", PASSIVE, None, PASSIVE, env_id, (("time_limit", env.time_limit),),
-                    None, env.physics_dt, env.decimation)
+    policy = Policy(f"{kind}:{env_id}", kind, None, kind, env_id, (("time_limit", env.time_limit),), None,
+                    env.physics_dt, env.decimation)
     env.close()
     return policy
 
@@ -45,10 +45,10 @@ def _trained(path: str, fingerprint: str) -> TrainedPolicy:
 
 
 def _actor(cell: Cell, env):
-    if cell.policy.kind == PASSIVE:
+    if cell.policy.kind in BASELINES:
         from ..rollout import make_policy
 
-        return make_policy("zero", env)
+        return make_policy(BASELINES[cell.policy.kind], env)
     return _trained(cell.policy.path, cell.policy.fingerprint)
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from ..backends import BACKENDS
 from ..registration import ENVIRONMENTS
 from . import report
-from .cells import passive_policy, run_cell, run_policy
+from .cells import baseline_policy, run_cell, run_policy
 from .grid import Cell, Policy, plan
 from .runner import run_tasks
 from .store import CellStore
@@ -64,18 +64,22 @@ def prepare_engine(env_ids: Sequence[str]) -> None:
 
 
 def evaluate(runs: Sequence[str], passive: Sequence[str], backends: Sequence[str], dts: Sequence[float],
-             hold: str, episodes: int, seed: int, out: str | Path, workers: int = 1, ray: str | None = None,
-             gifs: bool = True, progress: bool = True, command: Sequence[str] = ()) -> Evaluation:
-    """Evaluate every run (a run folder or a shipped policy's name) and every passive env on the grid."""
+             hold: str, episodes: int, seed: int, out: str | Path, *, scripted: Sequence[str] = (), workers: int = 1,
+             ray: str | None = None, gifs: bool = True, progress: bool = True,
+             command: Sequence[str] = ()) -> Evaluation:
+    """Evaluate on the grid every run (a run folder or a shipped policy's name), zero actions on each env of
+    ``passive`` and the hand-written controller of each env of ``scripted``."""
     unknown = [b for b in backends if b not in BACKENDS]
     if unknown:
         raise ValueError(f"unknown backends {unknown}; backends are {sorted(BACKENDS)}")
-    unknown = [e for e in passive if e not in ENVIRONMENTS]
+    baselines = [("passive", env_id) for env_id in passive] + [("scripted", env_id) for env_id in scripted]
+    unknown = [env_id for _, env_id in baselines if env_id not in ENVIRONMENTS]
     if unknown:
         raise ValueError(f"unknown environments {unknown}; environments are {sorted(ENVIRONMENTS)}")
-    if not runs and not passive:
-        raise ValueError("nothing to evaluate: give run folders, shipped policy names or --passive ENV_ID")
-    policies = _distinct([run_policy(run) for run in runs]) + [passive_policy(env_id) for env_id in passive]
+    if not runs and not baselines:
+        raise ValueError("nothing to evaluate: give run folders, shipped policy names, --passive ENV_ID or "
+                         "--scripted ENV_ID")
+    policies = _distinct([run_policy(run) for run in runs]) + [baseline_policy(*b) for b in baselines]
     cells = plan(policies, backends, dts, hold, episodes, seed)
     out = Path(out)
     store = CellStore(out)

@@ -15,19 +15,21 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 HOLDS = ("control", "decimation")
-PASSIVE = "passive"  # the policy kind that applies zero actions
+# Policies that need no training, by kind: the mechgym.rollout policy each one runs.
+BASELINES = {"passive": "zero", "scripted": "scripted"}  # zero actions; the task's hand-written controller
 
 
 @dataclass(frozen=True)
 class Policy:
-    """What a cell evaluates: a run folder's policy, or zero actions on an environment (``passive``).
+    """What a cell evaluates: a run folder's policy, or a baseline on an environment (zero actions,
+    ``passive``, or the task's hand-written controller, ``scripted``).
 
-    ``backend``, ``physics_dt`` and ``decimation`` are the training configuration (for a passive policy:
-    the env's defaults, and ``backend`` None: each evaluation backend is its own reference).
+    ``backend``, ``physics_dt`` and ``decimation`` are the training configuration (for a baseline: the
+    env's defaults, and ``backend`` None: each evaluation backend is its own reference).
     """
 
     name: str
-    kind: str  # "run" or PASSIVE
+    kind: str  # "run" or a key of BASELINES
     path: str | None
     fingerprint: str
     env_id: str

@@ -79,7 +79,7 @@ def headlines(table: list[dict[str, Any]]) -> list[Headline]:
         reference = next(row for row in mine if row["reference"] and (row["train_backend"] in ("", row["backend"])))
         for backend in dict.fromkeys(row["backend"] for row in mine):
             ref = reference
-            if not mine[0]["train_backend"]:  # passive: each backend is its own reference
+            if not mine[0]["train_backend"]:  # a baseline: each backend is its own reference
                 ref = next(row for row in mine if row["reference"] and row["backend"] == backend)
             line = sorted((row for row in mine if row["backend"] == backend), key=lambda r: r["physics_dt"])
             interval = (ref["success_low"], ref["success_high"])

@@ -43,16 +43,19 @@ class Hyperparams:
     source: dict[str, Any] = field(default_factory=dict)  # the entry as written, for run.json
 
     def policy_kwargs(self) -> dict[str, Any]:
-        """``policy_kwargs`` evaluated as rl-zoo3 does (a ``dict(...)`` expression; ``nn`` is torch.nn)."""
-        text = self.algo_kwargs.get("policy_kwargs")
-        if text is None:
-            return {}
-        if isinstance(text, dict):
-            return text
-        from torch import nn
+        return policy_kwargs(self.algo_kwargs.get("policy_kwargs"))
 
-        # The expression comes from the hyperparameter file, which is trusted like any code one runs.
-        return eval(text, {"__builtins__": {}}, {"dict": dict, "nn": nn})  # noqa: S307
+
+def policy_kwargs(text: str | dict | None) -> dict[str, Any]:
+    """``policy_kwargs`` evaluated as rl-zoo3 does (a ``dict(...)`` expression; ``nn`` is torch.nn)."""
+    if text is None:
+        return {}
+    if isinstance(text, dict):
+        return text
+    from torch import nn
+
+    # The expression comes from the hyperparameter file, which is trusted like any code one runs.
+    return eval(text, {"__builtins__": {}}, {"dict": dict, "nn": nn})  # noqa: S307
 
 
 def _normalize(value: Any, entry: str) -> dict[str, Any] | None:

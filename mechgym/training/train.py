@@ -198,10 +198,8 @@ def _build(run: RunFolder, settings: TrainSettings):
     if record["checkpoint"] is None:
         if record["normalize"] is not None:
             venv = VecNormalize(venv, **record["normalize"])
-        entry = config.Hyperparams(record["env_id"], record["algo"], record["n_envs"], record["timesteps_target"],
-                                   record["policy"], record["normalize"], record["env_kwargs"],
-                                   record["hyperparams"])
-        kwargs = {**record["hyperparams"], "policy_kwargs": entry.policy_kwargs()}
+        kwargs = {**record["hyperparams"], "policy_kwargs": config.policy_kwargs(record["hyperparams"].get(
+            "policy_kwargs"))}
         model = algo(record["policy"], venv, seed=record["seed"], device="cpu", tensorboard_log=tensorboard,
                      verbose=0, **kwargs)
         return model

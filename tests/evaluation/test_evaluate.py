@@ -126,13 +126,14 @@ def test_hold_decimation_keeps_the_trained_decimation(runs, tmp_path):
     assert {(c.physics_dt, c.decimation) for c in result.cells} == {(0.002, 5), (0.004, 5)}
 
 
-def test_zero_actions_are_evaluated_with_the_env_defaults_as_reference(tmp_path):
+def test_baselines_are_evaluated_with_the_env_defaults_as_reference(tmp_path):
     result = evaluate([], ["mechgym/CubeDrop-v0"], ["mujoco"], [0.004], "control", 2, 0, tmp_path, progress=False,
-                      gifs=False)
-    cells = {(c.physics_dt, c.decimation, c.is_reference) for c in result.cells}
-    assert cells == {(0.004, 5, False), (0.002, 10, True)}  # CubeDrop's defaults: 2 ms x 10
-    rows = _cells(tmp_path)
-    assert all(r["policy"] == "passive:mechgym/CubeDrop-v0" for r in rows)
+                      scripted=["mechgym/CubeDrop-v0"], gifs=False)
+    cells = {(c.policy.name, c.physics_dt, c.decimation, c.is_reference) for c in result.cells}
+    assert cells == {(f"{kind}:mechgym/CubeDrop-v0", dt, decimation, reference) for kind in ("passive", "scripted")
+                     for dt, decimation, reference in ((0.004, 5, False), (0.002, 10, True))}  # defaults 2 ms x 10
+    rows = {(r["policy"], float(r["physics_dt"])): r for r in _cells(tmp_path)}
+    assert rows["scripted:mechgym/CubeDrop-v0", 0.002]["successes"] == "2"  # the controller lands the cube
 
 
 @pytest.mark.parametrize("damage", ["missing folder", "no run.json", "corrupt run.json", "no model"])

@@ -159,3 +159,14 @@ def test_rl_zoo3_trains_with_the_shipped_hyperparameters_and_saves_a_model(tmp_p
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=environment, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
     assert list((tmp_path / "logs").rglob("*.zip")), "rl-zoo3 saved no model"
+
+
+def test_tensorboard_logging_needs_tensorboard_and_says_so(tmp_path, tiny_hyperparams, capsys):
+    try:
+        import tensorboard  # noqa: F401
+    except ImportError:
+        assert _train(tmp_path / "run", tiny_hyperparams["ppo"], "--backend", "mujoco", "--tensorboard") == 2
+        assert "pip install tensorboard" in capsys.readouterr().err
+        return
+    assert _train(tmp_path / "run", tiny_hyperparams["ppo"], "--backend", "mujoco", "--tensorboard") == 0
+    assert list((tmp_path / "run" / "tensorboard").rglob("events.out.tfevents.*"))
