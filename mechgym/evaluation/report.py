@@ -58,7 +58,7 @@ class Headline:
         if m.low is None:
             return (f"{prefix}: no dt margin; already outside the reference interval "
                     f"[{self.interval[0]:.2f}, {self.interval[1]:.2f}] at {_ms(m.outside_dt)} ({m.outside})")
-        span = f"{_ms(m.low)} to {_ms(m.high)}"
+        span = f"only {_ms(m.low)}" if m.low == m.high else f"{_ms(m.low)} to {_ms(m.high)}"
         if m.outside_dt is None:
             return f"{prefix}: dt margin {span}, the whole grid"
         ends = [end for end, open_end in (("smallest", m.whole_grid_low), ("largest", m.whole_grid_high)) if open_end]
@@ -71,8 +71,7 @@ def _ms(seconds: float | None) -> str:
 
 
 def headlines(table: list[dict[str, Any]]) -> list[Headline]:
-    """The dt margin of each policy x evaluation backend (rows at the policy's trained control split or at
-    its held decimation, i.e. every non-reference-only row)."""
+    """The dt margin of each policy x evaluation backend, over that backend's cells sorted by physics step."""
     found = []
     for policy in dict.fromkeys(row["policy"] for row in table):
         mine = [row for row in table if row["policy"] == policy]
@@ -90,13 +89,13 @@ def headlines(table: list[dict[str, Any]]) -> list[Headline]:
 
 
 def format_table(table: list[dict[str, Any]], lines: list[Headline]) -> str:
-    header = (f"{'policy':<24} {'backend':<8} {'dt (ms)':>8} {'x':>4} {'success':>8} {'95% CI':>12} "
+    header = (f"{'policy':<32} {'backend':<8} {'dt (ms)':>8} {'x':>4} {'success':>8} {'95% CI':>12} "
               f"{'return':>16} {'len (s)':>8} {'sim/wall':>9}  failures")
     out = [header, "-" * len(header)]
     for row in table:
         failures = ", ".join(f"{k[9:]} {v}" for k, v in row.items() if k.startswith("failures_") and v) or "-"
         mark = "*" if row["reference"] else " "
-        out.append(f"{row['policy']:<24} {row['backend']:<8} {row['physics_dt'] * 1000:>7g}{mark} "
+        out.append(f"{row['policy']:<32} {row['backend']:<8} {row['physics_dt'] * 1000:>7g}{mark} "
                    f"{row['decimation']:>4} {row['successes']:>3}/{row['episodes']:<4} "
                    f"[{row['success_low']:.2f}, {row['success_high']:.2f}] "
                    f"{row['return_mean']:>8.2f} ± {row['return_std']:<5.2f} {row['mean_length_s']:>8.3f} "
