@@ -56,7 +56,7 @@ class Headline:
         m = self.margin
         prefix = f"{self.policy} on {self.backend}"
         if m.low is None:
-            return (f"{prefix}: no dt margin; already outside the reference interval "
+            return (f"{prefix}: no dt margin; already below the reference interval "
                     f"[{self.interval[0]:.2f}, {self.interval[1]:.2f}] at {_ms(m.outside_dt)} ({m.outside})")
         span = f"only {_ms(m.low)}" if m.low == m.high else f"{_ms(m.low)} to {_ms(m.high)}"
         if m.outside_dt is None:
@@ -126,10 +126,12 @@ def _plot_vs_dt(table: list[dict[str, Any]], path: Path, value: str, spread, yla
     import matplotlib.ticker
 
     figure, axes = plt.subplots(figsize=(8, 4.8))
-    for index, (policy, backend) in enumerate(_groups(table)):
+    groups = _groups(table)
+    for index, (policy, backend) in enumerate(groups):
         line = sorted((r for r in table if (r["policy"], r["backend"]) == (policy, backend)),
                       key=lambda r: r["physics_dt"])
-        x = [1000 * r["physics_dt"] for r in line]
+        offset = 1 + 0.03 * (index - (len(groups) - 1) / 2)  # spread the lines a little along the log axis
+        x = [1000 * r["physics_dt"] * offset for r in line]
         y = [r[value] for r in line]
         low, high = zip(*(spread(r) for r in line), strict=True)
         colour = f"C{index % 10}"

@@ -24,10 +24,11 @@ def wilson(successes: int, trials: int, z: float = Z_95) -> tuple[float, float]:
 
 @dataclass(frozen=True)
 class Margin:
-    """The physics steps (s) around the reference over which the success rate stays inside the reference's
-    95 % interval; ``low``/``high`` are None when even the nearest cell to the reference is outside.
-    ``outside`` is the most frequent outcome (a failure kind, or "time limit") of the first cell past the
-    margin, on the larger-dt side if there is one, and ``outside_dt`` that cell's step."""
+    """The physics steps (s) around the reference over which the success rate does not fall below the
+    reference's 95 % interval (inside it or above: doing better than in training is not a loss);
+    ``low``/``high`` are None when even the nearest cell to the reference is below it. ``outside`` is the
+    most frequent outcome (a failure kind, or "time limit") of the first cell past the margin, on the
+    larger-dt side if there is one, and ``outside_dt`` that cell's step."""
 
     low: float | None
     high: float | None
@@ -40,9 +41,10 @@ class Margin:
 def dt_margin(dts: Sequence[float], rates: Sequence[float], outcomes: Sequence[str | None],
               reference_dt: float, interval: tuple[float, float]) -> Margin:
     """The contiguous range of ``dts`` (sorted ascending) around the one nearest ``reference_dt`` whose
-    success ``rates`` lie in ``interval``; ``outcomes[i]`` is cell i's most frequent non-success outcome."""
-    low_bound, high_bound = interval
-    inside = [low_bound - 1e-12 <= rate <= high_bound + 1e-12 for rate in rates]
+    success ``rates`` are not below ``interval``; ``outcomes[i]`` is cell i's most frequent non-success
+    outcome."""
+    low_bound = interval[0]
+    inside = [rate >= low_bound - 1e-12 for rate in rates]
     start = min(range(len(dts)), key=lambda i: abs(math.log(dts[i] / reference_dt)))
     if not inside[start]:
         return Margin(None, None, False, False, outcomes[start], dts[start])

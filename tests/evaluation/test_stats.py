@@ -36,6 +36,11 @@ def test_the_margin_grows_from_the_reference_until_the_first_cell_outside():
     assert (m.outside, m.outside_dt) == ("diverged", 0.0005)
 
 
+def test_a_cell_above_the_reference_interval_is_inside_the_margin():
+    m = dt_margin(DTS, [1.0, 1.0, 0.7, 0.2, 1.0], [None, None, "floor", "floor", None], 0.002, (0.4, 0.9))
+    assert (m.low, m.high, m.outside, m.outside_dt) == (0.0005, 0.002, "floor", 0.004)
+
+
 def test_no_margin_when_the_reference_step_is_outside_and_a_whole_grid_when_nothing_is():
     m = dt_margin(DTS, [0.0] * 5, ["floor"] * 5, 0.002, (0.8, 1.0))
     assert m.low is None and m.outside == "floor" and m.outside_dt == 0.002
