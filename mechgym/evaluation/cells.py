@@ -41,7 +41,11 @@ def baseline_policy(kind: str, env_id: str) -> Policy:
 @lru_cache(maxsize=8)
 def _trained(path: str, fingerprint: str) -> TrainedPolicy:
     """One loaded network per run and worker process (the fingerprint keys a retrained run apart)."""
-    return TrainedPolicy(RunFolder.open(path))
+    policy = TrainedPolicy(RunFolder.open(path))
+    import torch
+
+    torch.set_num_threads(1)  # one small MLP per worker process: more threads only contend for the cores
+    return policy
 
 
 def _actor(cell: Cell, env):
@@ -63,11 +67,9 @@ def run_cell(cell: Cell, gif_folder: str | None = None) -> dict[str, Any]:
     there as ``<cell key>.gif``.
     """
     import gymnasium
-    import torch
 
     from ..rollout import run_episode
 
-    torch.set_num_threads(1)
     env = gymnasium.make(cell.policy.env_id, **cell.env_kwargs())
     actor = _actor(cell, env)
     start = time.perf_counter()

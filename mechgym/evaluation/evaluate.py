@@ -10,6 +10,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..backends import BACKENDS
 from ..registration import ENVIRONMENTS
 from . import report
@@ -58,7 +60,7 @@ def prepare_engine(env_ids: Sequence[str]) -> None:
     for env_id in env_ids:
         env = gymnasium.make(env_id, backend="mechgym")
         env.reset(seed=0)
-        env.step(env.action_space.sample() * 0)
+        env.step(np.zeros(env.action_space.shape))
         env.close()
     print(f"engine ready in {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
 
