@@ -50,11 +50,7 @@ def prepare_engine(env_ids: Sequence[str]) -> None:
     the workers find them in numba's cache instead of each compiling its own."""
     import gymnasium
 
-    from .. import physics
-
-    cached = any(Path(physics.__file__).parent.rglob("__pycache__/*.nbi"))
-    print("loading the in-house engine's compiled kernels" if cached else
-          "compiling the in-house engine's kernels (first run only: about 3 minutes on 2 cores)",
+    print("preparing the in-house engine (its first run compiles the numba kernels: about a minute on 2 cores)",
           file=sys.stderr, flush=True)
     start = time.perf_counter()
     for env_id in env_ids:
