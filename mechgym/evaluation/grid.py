@@ -99,8 +99,8 @@ def plan(policies: Sequence[Policy], backends: Sequence[str], dts: Sequence[floa
         if not (math.isfinite(dt) and dt > 0):
             raise ValueError(f"physics steps must be positive and finite, got {dt!r}")
     cells: list[Cell] = []
+    steps = sorted(set(dts))
     for policy in policies:
-        steps = sorted(set(dts))
         for backend in backends:
             for dt in steps:
                 decimation = held_decimation(policy.control_period, dt, policy.name) if hold == "control" \

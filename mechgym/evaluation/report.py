@@ -75,11 +75,10 @@ def headlines(table: list[dict[str, Any]]) -> list[Headline]:
     found = []
     for policy in dict.fromkeys(row["policy"] for row in table):
         mine = [row for row in table if row["policy"] == policy]
-        reference = next(row for row in mine if row["reference"] and (row["train_backend"] in ("", row["backend"])))
         for backend in dict.fromkeys(row["backend"] for row in mine):
-            ref = reference
-            if not mine[0]["train_backend"]:  # a baseline: each backend is its own reference
-                ref = next(row for row in mine if row["reference"] and row["backend"] == backend)
+            # the training configuration's cell; a baseline has none, and each backend is its own reference
+            reference_backend = mine[0]["train_backend"] or backend
+            ref = next(row for row in mine if row["reference"] and row["backend"] == reference_backend)
             line = sorted((row for row in mine if row["backend"] == backend), key=lambda r: r["physics_dt"])
             interval = (ref["success_low"], ref["success_high"])
             margin = dt_margin([r["physics_dt"] for r in line], [r["success_rate"] for r in line],

@@ -179,8 +179,6 @@ class TrainedPolicy:
 
     def __call__(self, observation: np.ndarray) -> np.ndarray:
         if self.stats is not None:
-            rms = self.stats.obs_rms
-            observation = np.clip((observation - rms.mean) / np.sqrt(rms.var + self.stats.epsilon),
-                                  -self.stats.clip_obs, self.stats.clip_obs).astype(np.float32)
+            observation = self.stats.normalize_obs(observation)  # VecNormalize's own, statistics frozen
         action, _ = self.model.predict(observation, deterministic=True)
         return action

@@ -139,12 +139,13 @@ class _Checkpoints:
     def step(self, model) -> None:
         if self.bar is not None:
             self.bar.update(model.num_timesteps - self.bar.n)
-            if model.ep_info_buffer:
-                returns = [info["r"] for info in model.ep_info_buffer]
-                postfix = {"return": f"{np.mean(returns):.3g}"}
-                if model.ep_success_buffer:
-                    postfix["success"] = f"{np.mean(model.ep_success_buffer):.0%}"
-                self.bar.set_postfix(postfix, refresh=False)
+            stats = training_statistics(model)
+            postfix = {}
+            if "mean_return_last_100" in stats:
+                postfix["return"] = f"{stats['mean_return_last_100']:.3g}"
+            if "success_rate_last_100" in stats:
+                postfix["success"] = f"{stats['success_rate_last_100']:.0%}"
+            self.bar.set_postfix(postfix, refresh=False)
         if model.num_timesteps - self.last >= self.every:
             self.save(model)
 
