@@ -13,8 +13,9 @@ index  meaning                unit  scaling
 =====  =====================  ====  ====================================================================
 0      carriage height rate   m/s   the lift servo's target moves by 0.2 a m/s (a dt per step), held in
                                     the lift's ctrlrange
-1      finger closing         m     both finger servos' target: the ctrlrange mapped linearly, -1 open
-                                    (0 m) .. +1 closed (0.035 m)
+1      finger closing rate    m/s   both finger servos' target moves by 0.1 a m/s (a dt per step), held
+                                    in their ctrlrange, 0 open .. 0.035 m closed: a pad meets the card
+                                    at a servo's tracking speed, not with a jump of its target
 =====  =====================  ====  ====================================================================
 
 Observations (24, float32, unbounded unless noted):
@@ -35,10 +36,12 @@ index  meaning                                                                 u
 =====  ======================================================================  =====
 
 Reward terms (``info["reward_<name>"]``; rates are multiplied by the control period dt):
-``reach`` -|r - r*| dt before the card is lifted, r observations 8-10 and r* = (0, 0, -25 mm) (the
-pads' centres 15 mm below the card's top edge); ``grasp`` +0.5 dt while both pads touch the card;
-``lift`` +2 min(h, 0.1 m) / 0.1 m dt, h observation 23; ``effort`` -0.01 a_0^2 dt; ``success`` +10 at
-success; ``failure`` -10 at a failure.
+``reach`` -(|r - r*| + g) / 0.05 m dt before the card is lifted, r observations 8-10 and
+r* = (0, 0, -25 mm) (the pads' centres 15 mm below the card's top edge), g the two pads' gaps to the card's
+faces once the pads are within 10 mm of that height (else two full finger travels, 70 mm, so that closing
+pays only where it pinches); ``grasp`` +1 dt while both pads touch the card; ``lift``
++5 min(h, 0.1 m) / 0.1 m dt, h observation 23 (a lifted card earns more than a pinch on the table);
+``effort`` -0.01 a_0^2 dt; ``success`` +10 at success; ``failure`` -10 at a failure.
 
 Success: the card's lowest point at least 0.10 m above the table for 1 s without interruption (it can
 only be there if the pads hold it); the episode then terminates.
@@ -67,10 +70,13 @@ from gymnasium import spaces
 from mechgym.env import MechEnv, ScriptedPolicy, StepOutcome
 
 LIFT_RATE = 0.2  # m/s of the lift servo's target at |a| = 1
+FINGER_RATE = 0.1  # m/s of the finger servos' target at |a| = 1: the pads meet the card at most this fast
 LIFT_GOAL, HOLD_TIME = 0.10, 1.0  # m above the table, s
 LIFTED = 0.015  # m: the card's lowest point above the table once out of its 10 mm slot
 SLIP_SPEED = 0.25  # m/s down relative to the pads: the card is falling, not held
 GRASP_OFFSET = np.array([0.0, 0.0, -0.025])  # m: card centre minus pads' midpoint for a pinch 15 mm below the top
+HEIGHT_BAND = 0.01  # m: pads within this of the grasp height count their gaps to the card in the reach term
+REACH_SCALE = 0.05  # m of reach distance that cost as much per second as holding a pinch earns
 START_LIFT, START_FINGERS, START_SHIFT = (-0.02, 0.03), (0.0, 0.01), 0.01  # m
 
 
@@ -103,12 +109,12 @@ class GripperEnv(MechEnv):
         self.pad_half = model.geom("left_pad").size.copy()
         table = model.geom("table")
         self.table_top = float(table.pos[2] + table.size[2])
+        self.finger_travel = self._fingers[0][2]  # m: the finger servos' ctrlrange top (0 is open)
         self._pad_card = {frozenset(("left_pad", "card")): 0, frozenset(("right_pad", "card")): 1}
 
     def scripted_policy(self) -> PickAndLift:
         """The hand-written controller that solves the task from the observations alone."""
-        _, low, high = self._fingers[0]
-        return PickAndLift(low, high)
+        return PickAndLift(FINGER_RATE * self.dt)
 
     def _action_size(self) -> int:
         return 2
@@ -137,6 +143,7 @@ class GripperEnv(MechEnv):
 
     def _begin_episode(self) -> None:
         self._lift_target = float(self.sim.ctrl[self._lift[0]])
+        self._finger_target = float(self.sim.ctrl[self._fingers[0][0]])
         self.lifted = False  # the card has been out of its slot in this episode
         self._hold_time = 0.0
 
@@ -146,8 +153,10 @@ class GripperEnv(MechEnv):
         self._lift_target = float(np.clip(self._lift_target + LIFT_RATE * action[0] * self.dt, low, high))
         ctrl = self.sim.ctrl
         ctrl[index] = self._lift_target
-        for finger, low, high in self._fingers:
-            ctrl[finger] = self._scaled(action[1], low, high)
+        _, low, high = self._fingers[0]
+        self._finger_target = float(np.clip(self._finger_target + FINGER_RATE * action[1] * self.dt, low, high))
+        for finger, _, _ in self._fingers:
+            ctrl[finger] = self._finger_target
 
     def _observe(self) -> np.ndarray:
         sim = self.sim
@@ -176,13 +185,20 @@ class GripperEnv(MechEnv):
         self._hold_time = self._hold_time + dt if height >= LIFT_GOAL else 0.0
         success = failure is None and self._hold_time >= HOLD_TIME - 1e-9
         terms = {
-            "reach": 0.0 if self.lifted else -np.linalg.norm(obs[8:11] - GRASP_OFFSET) * dt,
-            "grasp": 0.5 * dt if both else 0.0,
-            "lift": 2.0 * min(max(height, 0.0), LIFT_GOAL) / LIFT_GOAL * dt,
+            "reach": 0.0 if self.lifted else -self._reach_distance(obs) / REACH_SCALE * dt,
+            "grasp": 1.0 * dt if both else 0.0,
+            "lift": 5.0 * min(max(height, 0.0), LIFT_GOAL) / LIFT_GOAL * dt,
             "effort": -0.01 * action[0] ** 2 * dt,
             "success": 10.0 if success else 0.0,
         }
         return StepOutcome(terms, success, failure)
+
+    def _reach_distance(self, obs: np.ndarray) -> float:
+        """|r - r*| plus the two pads' gaps to the card (m) once the pads are within HEIGHT_BAND of the grasp
+        height, else plus two full finger travels: closing pays only where it makes a pinch."""
+        at_height = abs(obs[10] - GRASP_OFFSET[2]) < HEIGHT_BAND
+        gaps = float(self.pad_gaps().sum()) if at_height else 2.0 * self.finger_travel
+        return float(np.linalg.norm(obs[8:11] - GRASP_OFFSET)) + gaps
 
     # ----------------------------------------------------------------- task geometry
     def _pad_contacts(self) -> np.ndarray:
@@ -199,19 +215,34 @@ class GripperEnv(MechEnv):
         rotation = _rotation(card.quat)
         return float(card.pos[2] - _box_vertical_reach(rotation, self.card_half) - self.table_top)
 
-    def pads_tunnelled(self) -> bool:
-        """A pad's inner face on the far side of the card's mid-plane, facing the card."""
+    def _pad_faces(self):
+        """The card's centre (m), rotation and thin axis (pointing left -> right), and for each pad its side
+        (+1 left, -1 right) and the world position (m) of its inner face's centre."""
         sim = self.sim
         card = sim.body("card")
         rotation = _rotation(card.quat)
-        normal = rotation[:, 0] if rotation[0, 0] >= 0 else -rotation[:, 0]  # thin axis, pointing left -> right
+        normal = rotation[:, 0] if rotation[0, 0] >= 0 else -rotation[:, 0]
+        faces = []
         for finger, side in (("left_finger", 1.0), ("right_finger", -1.0)):
             pad = sim.body(finger)
-            face = pad.pos + _rotation(pad.quat)[:, 0] * side * self.pad_half[0]
-            local = rotation.T @ (face - card.pos)
+            faces.append((side, pad.pos + _rotation(pad.quat)[:, 0] * side * self.pad_half[0]))
+        return card.pos, rotation, normal, faces
+
+    def pad_gaps(self) -> np.ndarray:
+        """Distance (m, >= 0) of each pad's inner face from the card's face on its side, along the card's
+        thin axis: (left, right)."""
+        centre, _, normal, faces = self._pad_faces()
+        return np.array([max(-side * float(normal @ (face - centre)) - self.card_half[0], 0.0)
+                         for side, face in faces])
+
+    def pads_tunnelled(self) -> bool:
+        """A pad's inner face on the far side of the card's mid-plane, facing the card."""
+        centre, rotation, normal, faces = self._pad_faces()
+        for side, face in faces:
+            local = rotation.T @ (face - centre)
             facing = (abs(local[1]) < self.card_half[1] + self.pad_half[1]
                       and abs(local[2]) < self.card_half[2] + self.pad_half[2])
-            if facing and side * float(normal @ (face - card.pos)) > 0.0:
+            if facing and side * float(normal @ (face - centre)) > 0.0:
                 return True
         return False
 
@@ -249,7 +280,8 @@ class PickAndLift(ScriptedPolicy):
     so that they meet the card slowly); once both pads touch the card and the fingers have stopped, close
     fully, raise the carriage (slowly at first) until the card's lowest point is 12 cm up, and hold it there.
 
-    finger_low, finger_high: the finger servos' ctrlrange (m), to turn a wanted target into an action.
+    finger_step: the finger target's change (m) per control step at action 1, to turn a wanted target into
+    an action.
     """
 
     GAIN = 8.0  # 1/s: lift rate per metre of height error
@@ -259,11 +291,8 @@ class PickAndLift(ScriptedPolicy):
     START_LIFT_ACTION, LIFT_RAMP = 0.15, 20.0  # 0.03 m/s as the card leaves the table, +4 m/s per m risen
     CLOSE_LEAD = 0.0015  # m: finger target ahead of the fingers while closing
 
-    def __init__(self, finger_low: float, finger_high: float):
-        self.finger_low, self.finger_high = finger_low, finger_high
-
-    def _finger_action(self, target: float) -> float:
-        return 2.0 * (target - self.finger_low) / (self.finger_high - self.finger_low) - 1.0
+    def __init__(self, finger_step: float):
+        self.finger_step = finger_step
 
     def __call__(self, observation: np.ndarray) -> np.ndarray:
         obs = observation.astype(float)
@@ -282,4 +311,5 @@ class PickAndLift(ScriptedPolicy):
         if abs(error) >= self.AT_HEIGHT:
             return np.array([lift, -1.0])
         fingers = min(obs[1], obs[2])
-        return np.array([lift, min(1.0, self._finger_action(fingers + self.CLOSE_LEAD))])
+        wanted = fingers + self.CLOSE_LEAD
+        return np.array([lift, np.clip((wanted - obs[7]) / self.finger_step, -1.0, 1.0)])

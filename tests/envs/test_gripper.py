@@ -83,6 +83,27 @@ def test_the_observation_reads_the_card_relative_to_the_pads_and_the_contacts(ba
     assert observation[23] == pytest.approx(0.0, abs=1e-6) and not observation[21:23].any()
 
 
+def test_the_pad_gaps_are_the_finger_travel_left_to_the_touch_at_0_0345_m():
+    """The scene's pads touch a centred card at a finger position of 0.0345 m (gripper.xml)."""
+    env = make("mujoco", randomize=False)
+    env.reset(seed=0)
+    card = env.unwrapped.sim.body("card").pos.copy()
+    for left, right in ((0.0, 0.0), (0.02, 0.03), (0.0345, 0.0345)):
+        place(env, GRASP_LIFT, left, right, card)
+        np.testing.assert_allclose(env.unwrapped.pad_gaps(), [0.0345 - left, 0.0345 - right], atol=1e-9)
+
+
+def test_the_finger_action_is_a_rate_of_the_servo_target():
+    env = make("mujoco", randomize=False)
+    observation, _ = env.reset(seed=0)
+    targets = [observation[7]]
+    for action in (1.0, 1.0, 0.5, -1.0, -1.0, -1.0):
+        observation, *_ = env.step(np.array([0.0, action]))
+        targets.append(observation[7])
+    step = 0.1 * env.unwrapped.dt  # m per control step at action 1
+    np.testing.assert_allclose(targets, [0.0, step, 2 * step, 2.5 * step, 1.5 * step, 0.5 * step, 0.0], atol=1e-12)
+
+
 def test_on_mujoco_the_pick_and_lift_script_lifts_the_card_from_every_start():
     env = make("mujoco")
     result = summary(list(run_episodes(env, env.unwrapped.scripted_policy(), first_seed=0, episodes=10)))

@@ -112,3 +112,25 @@ def test_the_speed_controller_holds_the_mean_speed_within_5_percent(backend):
     episodes = list(run_episodes(env, env.unwrapped.scripted_policy(), first_seed=0,
                                  episodes=3 if backend == "mechgym" else 10))
     assert all(e.success and e.truncated and e.time == pytest.approx(1.0) for e in episodes), episodes
+
+
+def _return_tracking(env: gym.Env, seed: int, scale: float) -> float:
+    """Return of one episode under the speed controller steering to ``scale`` x the task's target."""
+    observation, _ = env.reset(seed=seed)
+    controller = env.unwrapped.scripted_policy()
+    total = 0.0
+    while True:
+        steered = observation.copy()
+        steered[4] *= scale
+        observation, reward, terminated, truncated, _ = env.step(controller(steered))
+        total += reward
+        if terminated or truncated:
+            return total
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_return_is_best_at_the_target_speed_not_at_a_slower_one_with_fewer_impacts(backend):
+    # The rattle's impacts grow with the crank's speed; their penalty must not make a slower crank pay.
+    env = make(backend)
+    on_target, slow = _return_tracking(env, 3, 1.0), _return_tracking(env, 3, 0.9)
+    assert on_target > slow, (on_target, slow)
