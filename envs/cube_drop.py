@@ -32,7 +32,7 @@ Reward terms (``info["reward_<name>"]``; rates are multiplied by the control per
 ``thrust`` -0.05 |a|^2 dt; ``impact`` -0.5 sum v^2 over the cube's impacts in the step (v the impact speed,
 m/s, from the backend's events); ``landed`` +2 dt while on the slab (centre over its top face within 2 mm
 of the resting height, moving or not, so that a learner's exploration noise does not hide it as it hides
-rest); ``success`` +10 at success; ``failure`` -10 at a failure.
+rest); ``success`` +10 at success; ``failure`` -10 at a task failure.
 
 Success: at rest on the slab for 0.5 s: centre over the slab's top face, within 2 mm of the resting
 height, speed below 0.02 m/s and spin below 0.2 rad/s, continuously; the episode then terminates.
@@ -40,7 +40,7 @@ height, speed below 0.02 m/s and spin below 0.2 rad/s, continuously; the episode
 Failures (terminate): ``"tunnelled"``: the centre, inside the slab's footprint, is found below the slab's
 mid-plane after having been above it there (it went into or through the slab; a cube that flies under
 the slab from beside it is not a failure); ``"floor"``: at rest on the floor (centre within 5 mm of half
-the cube, speed below 0.05 m/s); ``"diverged"`` (see :mod:`mechgym.env`).
+the cube, speed below 0.05 m/s); ``"diverged"`` (truncates, no penalty: see :mod:`mechgym.env`).
 
 Start: with ``randomize=True`` (default) the centre is placed up to 0.25 m off the slab's axis
 (uniform over the disc, so sometimes beside the slab) at 1.0-1.5 m, with a yaw uniform in [-pi, pi],

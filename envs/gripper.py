@@ -41,7 +41,7 @@ r* = (0, 0, -25 mm) (the pads' centres 15 mm below the card's top edge), g the t
 faces once the pads are within 10 mm of that height (else two full finger travels, 70 mm, so that closing
 pays only where it pinches); ``grasp`` +1 dt while both pads touch the card; ``lift``
 +5 min(h, 0.1 m) / 0.1 m dt, h observation 23 (a lifted card earns more than a pinch on the table);
-``effort`` -0.01 a_0^2 dt; ``success`` +10 at success; ``failure`` -10 at a failure.
+``effort`` -0.01 a_0^2 dt; ``success`` +10 at success; ``failure`` -10 at a task failure.
 
 Success: the card's lowest point at least 0.10 m above the table for 1 s without interruption (it can
 only be there if the pads hold it); the episode then terminates.
@@ -51,7 +51,7 @@ mid-plane (the plane through its centre normal to its thin axis) while it faces 
 within the card's extent plus the pad's along the plane): a finger passed into or through the card;
 ``"dropped"``: after the card has been lifted out of its slot (lowest point 15 mm up) it falls: it slips
 down relative to the pads faster than 0.25 m/s, or its top is below the pads' bottom edges;
-``"diverged"`` (see :mod:`mechgym.env`).
+``"diverged"`` (truncates, no penalty: see :mod:`mechgym.env`).
 
 Start: with ``randomize=True`` (default) the lift starts at a position uniform in [-0.02, 0.03] m, the
 fingers uniform in [0, 0.01] m, each servo's target at its joint, and the card (at rest, upright in its

@@ -35,14 +35,14 @@ Reward terms (``info["reward_<name>"]``; rates are multiplied by the control per
 ``speed`` -(e / 0.1)^2 dt with e the mean speed's relative error (observations 3, 4); ``impact``
 -0.001 sum m_3 v over the slider's wall impacts in the step (m_3 the slider's mass, v the impact speed from
 the backend's events: the impulse of a plastic impact, N s); ``torque`` -0.1 a^2 dt; ``failure`` -10 at a
-failure. The impact weight is small because the rattle grows with the crank's speed: under the hand-written
-controller the slider's impacts sum to about 8 N s per second on MuJoCo and 300 N s on the in-house engine,
-so a weight of 0.1 made a slower crank pay (the speed term is about -1 per episode near the target), and
-0.001 moves the best mean speed by well under the 5 % tolerance.
+task failure. The impact weight is small because the rattle grows with the crank's speed: under the
+hand-written controller the slider's impacts sum to about 8 N s per second on MuJoCo and 300 N s on the
+in-house engine, so a weight of 0.1 made a slower crank pay (the speed term is about -1 per episode near the
+target), and 0.001 moves the best mean speed by well under the 5 % tolerance.
 
 Success (``is_success``, no termination: the episode runs to its time limit): the mean speed within 5 %
 of the target, once a whole 0.1 s window has passed. Failures (terminate): ``"penetrated"``: a gap
-below -0.5 mm, half the clearance (the slider went into a wall); ``"diverged"`` (see :mod:`mechgym.env`).
+below -0.5 mm, half the clearance (the slider went into a wall); ``"diverged"`` (truncates, no penalty: see :mod:`mechgym.env`).
 
 Start: the scene's keyframe (Flores' initial state: angles 0, absolute angular velocities
 (150, -75, 0) rad/s). With ``randomize=True`` (default) its velocities are scaled so that the crank

@@ -12,7 +12,10 @@ Conventions for every task:
 - reward terms that accumulate over time are rates multiplied by the control period ``dt`` (their sum over
   an episode approximates a time integral, comparable across control splits); bonuses and penalties are
   per event;
-- ``terminated`` marks a task end (success or a failure), ``truncated`` only the time limit.
+- ``terminated`` marks a task end (success or one of the task's failures); ``truncated`` the time limit, or
+  the simulator failing (``info["failure"] == "diverged"``, no penalty): that is no outcome of the policy's,
+  and a penalty would teach policies to keep away from the states where a backend fails instead of doing
+  the task there (an evaluation still counts it as a failure).
 """
 
 from __future__ import annotations
@@ -90,7 +93,7 @@ class MechEnv(gym.Env[np.ndarray, np.ndarray], ABC):
     default_decimation: ClassVar[int]
     default_time_limit: ClassVar[float]
     reward_terms: ClassVar[tuple[str, ...]]  # names of the task's terms; "failure" is added by the base
-    failure_penalty: ClassVar[float]      # reward of the step that ends in any failure (negative)
+    failure_penalty: ClassVar[float]      # reward of the step that ends in a task failure (negative)
     task_failures: ClassVar[tuple[str, ...]]  # the task's own failure names (besides "diverged")
     success_ends_episode: ClassVar[bool] = True  # False: success is a running condition, the episode goes on
 
@@ -156,9 +159,10 @@ class MechEnv(gym.Env[np.ndarray, np.ndarray], ABC):
         else:
             self._observation = observation
             outcome = self._evaluate(action)
-        terms = {**outcome.terms, "failure": self.failure_penalty if outcome.failure is not None else 0.0}
-        terminated = outcome.failure is not None or (outcome.success and self.success_ends_episode)
-        truncated = not terminated and self.sim.step_count >= self._step_limit
+        task_failure = outcome.failure is not None and outcome.failure != DIVERGED
+        terms = {**outcome.terms, "failure": self.failure_penalty if task_failure else 0.0}
+        terminated = task_failure or (outcome.success and self.success_ends_episode)
+        truncated = not terminated and (outcome.failure == DIVERGED or self.sim.step_count >= self._step_limit)
         info = self._info(terms, outcome.success, outcome.failure)
         if error is not None:
             info["error"] = error
