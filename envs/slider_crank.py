@@ -42,7 +42,8 @@ target), and 0.001 moves the best mean speed by well under the 5 % tolerance.
 
 Success (``is_success``, no termination: the episode runs to its time limit): the mean speed within 5 %
 of the target, once a whole 0.1 s window has passed. Failures (terminate): ``"penetrated"``: a gap
-below -0.5 mm, half the clearance (the slider went into a wall); ``"diverged"`` (truncates, no penalty: see :mod:`mechgym.env`).
+below -0.5 mm, half the clearance (the slider went into a wall); ``"diverged"`` (truncates, no penalty:
+see :mod:`mechgym.env`).
 
 Start: the scene's keyframe (Flores' initial state: angles 0, absolute angular velocities
 (150, -75, 0) rad/s). With ``randomize=True`` (default) its velocities are scaled so that the crank
