@@ -10,6 +10,10 @@ from mechgym.training.runs import RunFolder, shipped_policies
 pytest.importorskip("stable_baselines3")
 
 
+# Shipped policies not trained on the in-house engine, and why (the README's training table says the same).
+TRAINED_ON_MUJOCO = {"Gripper-v0-mujoco": "the engine's contact solve fails at the pinches an exploring policy makes"}
+
+
 def test_the_demo_covers_every_environment_and_each_shipped_policy_is_trained_on_the_in_house_engine():
     from mechgym.registration import ENVIRONMENTS
 
@@ -17,7 +21,8 @@ def test_the_demo_covers_every_environment_and_each_shipped_policy_is_trained_on
     shipped = {RunFolder.open(name).env_id: RunFolder.open(name) for name in shipped_policies()}
     assert shipped, "no shipped policy"
     for env_id, run in shipped.items():
-        assert run.record["finished"] and run.record["env_kwargs"]["backend"] == "mechgym"
+        trained_on = "mujoco" if run.path.name in TRAINED_ON_MUJOCO else "mechgym"
+        assert run.record["finished"] and run.record["env_kwargs"]["backend"] == trained_on
         assert env_id in demo.GRIDS
         period = run.control_period
         for dt in demo.GRIDS[env_id]:  # the demo holds the control period: every step must divide it
@@ -49,17 +54,23 @@ def test_demo_train_trains_a_cube_drop_policy_and_evaluates_it_beside_the_shippe
                                                               "scripted:mechgym/CubeDrop-v0"}
 
 
-# The README's claims for each shipped policy on fresh seeds 100-109 (not the demo's 0-9): at least this many
-# successes on its training configuration and on MuJoCo at the same settings, each one below the measured
-# count (CubeDrop 6 and 10, SliderCrank 7 and 8) to leave room for another platform's rounding.
-AT_LEAST = {"CubeDrop-v0": (5, 9), "SliderCrank-v0": (6, 7)}
+# The README's claims for each shipped policy on fresh seeds 100-109 (not the demo's 0-9), by backend at the
+# policy's training settings: at least this many successes and at most this many failures, each count one
+# below the measured one (CubeDrop 6 and 10, SliderCrank 7 and 8, Gripper 9 on MuJoCo with 1 dropped) to
+# leave room for another platform's rounding. The MuJoCo-trained gripper diverges in every episode on the
+# in-house engine (its contact solve fails at the pinch: Engine IV's issue), which is no claim to hold.
+CLAIMS = {
+    "CubeDrop-v0": {"mechgym": (5, 0), "mujoco": (9, 0)},
+    "SliderCrank-v0": {"mechgym": (6, 0), "mujoco": (7, 0)},
+    "Gripper-v0-mujoco": {"mujoco": (8, 1)},
+}
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", shipped_policies())
 def test_each_shipped_policy_does_its_task_on_its_training_configuration(name):
-    """Most episodes succeed and none fails, on the training configuration and on MuJoCo (the misses are
-    cubes that land but never come to rest within the time limit, cranks whose mean speed ends 5-7 % off)."""
+    """Most episodes succeed and few or none fail (the misses are cubes that land but never come to rest
+    within the time limit, cranks whose mean speed ends 5-7 % off, a card dropped)."""
     import gymnasium
 
     from mechgym.rollout import run_episode
@@ -67,8 +78,9 @@ def test_each_shipped_policy_does_its_task_on_its_training_configuration(name):
 
     run = RunFolder.open(name)
     policy = TrainedPolicy(run)
-    for backend, at_least in zip((run.env_kwargs["backend"], "mujoco"), AT_LEAST[name], strict=True):
+    for backend, (successes, failures) in CLAIMS[name].items():
         env = gymnasium.make(run.env_id, **{**run.env_kwargs, "backend": backend})
         episodes = [run_episode(env, policy, seed) for seed in range(100, 110)]
-        assert sum(e.success for e in episodes) >= at_least, (backend, [e.outcome for e in episodes])
-        assert all(e.failure is None for e in episodes), (backend, [e.outcome for e in episodes])
+        outcomes = [e.outcome for e in episodes]
+        assert sum(e.success for e in episodes) >= successes, (backend, outcomes)
+        assert sum(e.failure is not None for e in episodes) <= failures, (backend, outcomes)
