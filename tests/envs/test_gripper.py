@@ -145,6 +145,7 @@ class ShakingCarriage(ScriptedPolicy):
 
     def __init__(self, env: gym.Env):
         self.script = env.unwrapped.scripted_policy()
+        self.reset()
 
     def reset(self) -> None:
         self.script.reset()
