@@ -73,6 +73,12 @@ MAX_BLOCK = 6
 # An elimination that leaves no pivot above this fraction of a column's own diagonal entry finds the column
 # dependent on the previous ones (``factor``).
 SINGULAR = 1e-12
+# SHAKE's K (``shake``) takes each body's rotation to first order in its angle: a warm start that turns a body
+# by more than this within the step (sin and angle 4 % apart) starts the iteration where K no longer describes g
+# and a spurious root, the body turned once more round, is within reach: a point-like bob on a hinge, whose
+# previous impulses turn it by 2-250 rad at 4-10 ms (``_warm_start_shake``). A pendulum's arm on a cart at
+# 20 ms needs its warm start, which turns it by up to 0.16 rad: from the drift alone the iteration diverges.
+MAX_WARM_TURN = 0.5  # rad
 
 
 class Rows(NamedTuple):
@@ -157,6 +163,7 @@ class Workspace(NamedTuple):
     rhs: np.ndarray  # (R,) right-hand side of the factored solve, then its solution
     diagonal: np.ndarray  # (R,) scratch of ``factor``
     kicked: np.ndarray  # (B,) bool: body received a SHAKE impulse since its last re-drift
+    before: np.ndarray  # (B, 6) v, L before SHAKE's warm start (``_warm_start_shake``)
     threshold: np.ndarray  # (1,) velocity tolerance of the current projection, m/s or rad/s
 
     @staticmethod
@@ -173,7 +180,8 @@ def new_workspace(bodies, rows):
                      np.zeros((8, 3)), np.zeros((MAX_BLOCK, MAX_BLOCK)), np.zeros(MAX_BLOCK),
                      np.zeros((rows, 12)), np.zeros((rows, rows)), np.zeros((rows, rows)), index, index.copy(),
                      index.copy(), np.array([-1, 0]), np.zeros(rows, dtype=np.bool_), np.zeros(rows),
-                     np.zeros(rows), np.zeros(rows), np.zeros(rows), np.zeros(bodies, dtype=np.bool_), np.zeros(1))
+                     np.zeros(rows), np.zeros(rows), np.zeros(rows), np.zeros(bodies, dtype=np.bool_),
+                     np.zeros((bodies, 6)), np.zeros(1))
 
 
 @njit(cache=True)
@@ -628,13 +636,58 @@ def _apply_shake(rows, bodies, solver, state, world, h, work):
 @njit(cache=True)
 def _prepare_shake(rows, bodies, state, world, h, work):
     """The quasi-Newton matrix of this step's SHAKE, K = h G W G0^T (G and W at the first iterate, see
-    ``shake``), over every row whose own coupling K_ii is positive (``work.active``)."""
+    ``shake``), over every row that can move a body (``work.active``: G0 W G0^T > 0). K itself is not
+    symmetric and its diagonal may be negative: a row whose gradient turns through a sign change of its
+    angular part within the step (the radial row of a point-like bob on a hinge as the rod crosses that
+    row's axis) couples to itself as 1/m + L^2 sin(theta) sin(theta_0) / I, negative when I << m L^2."""
     for r in range(rows.kind.size):
         _mobility(bodies, state, world, rows, r, work.start_gradient[r], work.mobility[r])
-        work.active[r] = True
+        work.active[r] = _shared_coupling(rows, work.start_gradient, r, work.mobility, r) > 0.0
     _assemble(rows, work, h)
+
+
+@njit(cache=True)
+def _position_residuals(rows, state, world, work):
+    """g and G of every row at the current poses (``work.residual``, ``work.gradient``); returns the largest
+    error of the rows that act (``_acting_error`` against ``work.impulse_position``)."""
+    worst = 0.0
     for r in range(rows.kind.size):
-        work.active[r] = work.matrix[r, r] > 0.0
+        value = evaluate_row(rows, r, state, world, work.gradient[r])
+        work.residual[r] = value
+        worst = _worse(worst, _acting_error(rows.sense[r], value, work.impulse_position[r]))
+    return worst
+
+
+@njit(cache=True)
+def _warm_start_shake(rows, bodies, solver, state, world, h, work):
+    """Apply the previous step's SHAKE impulses (in ``work.impulse_position`` on entry) as the first iterate,
+    unless they turn some body by more than MAX_WARM_TURN within the step: then start from the drift alone
+    (zero impulses). The turn of body b is h |W_b dL_b| (dL_b: the angular impulse the warm start gives it)."""
+    before = work.before
+    for b in range(before.shape[0]):
+        for i in range(3):
+            before[b, i] = state.vel[world, b, i]
+            before[b, 3 + i] = state.momentum[world, b, i]
+    for r in range(rows.kind.size):
+        work.delta[r] = work.impulse_position[r]
+        work.impulse_position[r] = 0.0
+    _apply_shake(rows, bodies, solver, state, world, h, work)
+    q, inv, momentum = work.quat0, bodies.inv_inertia, state.momentum
+    turn = 0.0
+    for b in range(before.shape[0]):
+        wx, wy, wz = world_spin(q[b, 0], q[b, 1], q[b, 2], q[b, 3], inv[b, 0], inv[b, 1], inv[b, 2],
+                                momentum[world, b, 0] - before[b, 3], momentum[world, b, 1] - before[b, 4],
+                                momentum[world, b, 2] - before[b, 5])
+        turn = max(turn, h * math.sqrt(wx * wx + wy * wy + wz * wz))
+    if turn <= MAX_WARM_TURN:
+        return
+    for b in range(before.shape[0]):
+        for i in range(3):
+            state.vel[world, b, i] = before[b, i]
+            state.momentum[world, b, i] = before[b, 3 + i]
+        redrift(bodies, state, world, b, h, work)
+    for r in range(rows.kind.size):
+        work.impulse_position[r] = 0.0
 
 
 @njit(cache=True)
@@ -642,11 +695,7 @@ def _shake_direct(rows, bodies, solver, state, world, h, work):
     """SHAKE by a quasi-Newton iteration over all rows at once (START gradients, sweep GAUSS_SEIDEL; see
     ``shake``). Returns the iterations used (evaluations of g, the last one meeting the tolerance) or -1."""
     for iteration in range(solver.max_sweeps):
-        worst = 0.0
-        for r in range(rows.kind.size):
-            value = evaluate_row(rows, r, state, world, work.gradient[r])
-            work.residual[r] = value
-            worst = _worse(worst, _acting_error(rows.sense[r], value, work.impulse_position[r]))
+        worst = _position_residuals(rows, state, world, work)
         if worst <= solver.tolerance:
             return iteration + 1
         if iteration == 0:
@@ -790,12 +839,14 @@ def shake(rows, bodies, solver, state, world, h, work):
     instead of G0, Gauss-Seidel over joint blocks) converges but to a non-symplectic step.
 
     Warm start: the previous step's impulses (left in ``work.impulse_position``) are applied first along G0
-    and the iteration corrects them; the converged poses do not depend on the guess, only the iteration count
-    does. The CURRENT-gradient trap starts from zero so that it stays the plain variant."""
-    for r in range(rows.kind.size):
-        work.delta[r] = work.impulse_position[r] if solver.gradient == START else 0.0
-        work.impulse_position[r] = 0.0
-    _apply_shake(rows, bodies, solver, state, world, h, work)
+    unless they would turn a body too far (``_warm_start_shake``), and the iteration corrects them; the
+    converged poses do not depend on the guess, only the iteration count does. The CURRENT-gradient trap
+    starts from zero so that it stays the plain variant."""
+    if solver.gradient == START:
+        _warm_start_shake(rows, bodies, solver, state, world, h, work)
+    else:
+        for r in range(rows.kind.size):
+            work.impulse_position[r] = 0.0
     if solver.gradient == START and solver.sweep == GAUSS_SEIDEL:
         return _shake_direct(rows, bodies, solver, state, world, h, work)
     return _shake_sweeps(rows, bodies, solver, state, world, h, work)
