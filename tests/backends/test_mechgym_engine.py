@@ -99,14 +99,28 @@ def test_a_non_finite_state_is_refused_and_never_exposed():
     sim.step(1)
 
 
+def damped_spheres(*damping: float) -> str:
+    """1 kg spheres 1 m apart, each on a free joint with the given damping (N s/m), moving along x at 1 m/s."""
+    bodies = "".join(free_body(f"s{i}", geom='type="sphere" size="0.1" mass="1"', joint=f'damping="{d}"',
+                               pos=f"{i} 0 0") for i, d in enumerate(damping))
+    qpos = [x for i in range(len(damping)) for x in (i, 0, 0, 1, 0, 0, 0)]
+    return scene(bodies, keyframe=key(qpos, [1, 0, 0, 0, 0, 0] * len(damping)))
+
+
+def test_damping_stiff_along_one_direction_gives_the_trapezoidal_rule():
+    """h d / (2 m) = 0.01 x 1000 / 2 = 5: the plain fixed-point map of the closing kick diverges (factor 5), its
+    Anderson acceleration is exact on a map linear along one direction: v' = v (1 - 5) / (1 + 5)."""
+    sim = mechgym.load(damped_spheres(1000), backend="mechgym", dt=0.01)
+    sim.step(1)
+    assert sim.qvel[0] == pytest.approx(-2.0 / 3.0, rel=1e-12)
+
+
 def test_damping_too_stiff_for_the_fixed_point_is_reported():
-    # h d / (2 m) = 0.01 x 1000 / 2 = 5 > 1: the fixed-point map of the closing kick diverges.
-    xml = scene(free_body(geom='type="sphere" size="0.1" mass="1"', joint='damping="1000"'),
-                keyframe=key([0, 0, 0, 1, 0, 0, 0], [1, 0, 0, 0, 0, 0]))
-    sim = mechgym.load(xml, backend="mechgym", dt=0.01)
+    # factors 5 and 15 along two directions: depth-1 acceleration cancels one of them at a time and diverges.
+    sim = mechgym.load(damped_spheres(1000, 3000), backend="mechgym", dt=0.01)
     with pytest.raises(SimulationError, match="too stiff"):
         sim.step(1)
-    assert sim.step_count == 0 and np.array_equal(sim.qvel, [1, 0, 0, 0, 0, 0])
+    assert sim.step_count == 0 and np.array_equal(sim.qvel, [1, 0, 0, 0, 0, 0] * 2)
 
 
 # A double pendulum whose elbow is a damped, position-servoed hinge: constraint rows, warm-start impulses, hinge
