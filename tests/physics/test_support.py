@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import mechgym
@@ -20,14 +21,35 @@ def refused(xml: str, code: str, *words: str) -> None:
         assert word in caught.value.message, caught.value.message
 
 
-def test_a_free_body_without_contacts_loads():
-    assert mechgym.load(scene(BOX), backend="mechgym").qpos.shape == (7,)
+GRAVITY = 9.81  # m/s^2, MuJoCo's default, along -z
+DURATION = 0.1  # s: 50 steps of MuJoCo's default timestep
 
 
-@pytest.mark.parametrize("joint", ['type="hinge"', 'type="slide"', 'type="ball"'])
-def test_hinge_slide_and_ball_joints_load(joint):
+def falls_freely(sim, z0: float) -> bool:
+    """After DURATION from rest, the free body's centre is at z0 - g t^2 / 2 (the engine's projectile is exact)."""
+    sim.step(round(DURATION / sim.dt))
+    return abs(sim.qpos[2] - (z0 - 0.5 * GRAVITY * DURATION**2)) < 1e-12
+
+
+def test_a_free_body_without_contacts_loads_and_falls_as_a_projectile():
+    sim = mechgym.load(scene(BOX), backend="mechgym")
+    np.testing.assert_array_equal(sim.qpos, mechgym.load(scene(BOX), backend="mujoco").qpos)
+    assert falls_freely(sim, 0.0)
+
+
+@pytest.mark.parametrize(("joint", "qvel", "expected"), [
+    ('type="hinge"', [2.0], [0.2]),  # a sphere spinning about its centre: angle = w t
+    ('type="slide"', [1.0], [1.0 * DURATION - 0.5 * GRAVITY * DURATION**2]),  # along z, with gravity
+    # a ball joint at the sphere's centre, spinning at 2 rad/s about x: turned by 0.2 rad
+    ('type="ball"', [2.0, 0.0, 0.0], [np.cos(0.1), np.sin(0.1), 0.0, 0.0]),
+])
+def test_hinge_slide_and_ball_joints_load_and_move_as_the_closed_form(joint, qvel, expected):
     xml = scene(f'<body name="arm"><joint name="pivot" {joint}/><geom size="0.1" {NO_CONTACT}/></body>')
-    assert mechgym.load(xml, backend="mechgym").qpos.shape == mechgym.load(xml, backend="mujoco").qpos.shape
+    sim = mechgym.load(xml, backend="mechgym")
+    np.testing.assert_array_equal(sim.qpos, mechgym.load(xml, backend="mujoco").qpos)
+    sim.reset(qvel=qvel)
+    sim.step(round(DURATION / sim.dt))
+    np.testing.assert_allclose(sim.qpos, expected, atol=1e-12)
 
 
 @pytest.mark.parametrize("joint, attribute, feature", [
@@ -75,12 +97,13 @@ def test_geoms_of_two_bodies_that_could_collide_next_to_an_exclusion():
 def test_colliding_geoms_are_fine_when_contacts_are_disabled_or_excluded():
     bodies = ('<geom name="floor" type="plane" size="1 1 0.1"/>'
               '<body name="ball" pos="0 0 1"><freejoint/><geom name="ball" size="0.1"/></body>')
-    disabled = scene(bodies, flags='contact="disable"')
-    assert mechgym.load(disabled, backend="mechgym").qpos.shape == (7,)
+    disabled = mechgym.load(scene(bodies, flags='contact="disable"'), backend="mechgym")
+    assert falls_freely(disabled, 1.0)  # through the floor
     pair = ('<body name="a"><freejoint/><geom size="0.1"/></body>'
-            '<body name="c" pos="1 0 0"><freejoint/><geom size="0.1"/></body>')
-    excluded = scene(pair, extra='<contact><exclude body1="a" body2="c"/></contact>')
-    assert mechgym.load(excluded, backend="mechgym").qpos.shape == (14,)
+            '<body name="c" pos="0.15 0 0"><freejoint/><geom size="0.1"/></body>')  # overlapping by 5 cm
+    excluded = mechgym.load(scene(pair, extra='<contact><exclude body1="a" body2="c"/></contact>'), backend="mechgym")
+    assert falls_freely(excluded, 0.0) and abs(excluded.qpos[9] + 0.5 * GRAVITY * DURATION**2) < 1e-12
+    assert excluded.contacts() == []
 
 
 def test_explicit_contact_pairs():

@@ -29,27 +29,29 @@ def test_resting_box_does_not_rock():
 
 @pytest.mark.parametrize("h", [1e-3, 1e-2])
 def test_five_box_stack_stays_at_rest(h):
-    """Five 10 cm cubes stacked on a plane drift less than 1e-6 m in 10 s."""
+    """Five 10 cm cubes stacked on a plane drift less than 1e-9 m in 10 s (measured: 4e-16 m at 1 ms, 5e-11 m
+    at 10 ms)."""
     scene = ContactScene.build(stack(5, 0.05))
     start = scene.state.com[0].copy()
     com, _, _, active = run(scene, h, 10.0)
-    assert np.abs(com - start).max() < 1e-6
+    assert np.abs(com - start).max() < 1e-9
     assert active.min() >= 20
 
 
 @pytest.mark.parametrize("solref", [None, (0.005, 1.0)], ids=["default", "solref 0.005 1"])
 def test_cube_drop_stays_on_the_slab_at_every_dt(solref):
     """Seed 003: the 5 cm cube released at 1.30 m onto the 1 cm slab (top at 30 cm) lands on the slab at every
-    dt from 0.5 to 50 ms (MuJoCo loses it at 9 of them), never sinks below its resting height by more than
-    0.1 mm, and comes to rest at 32.50 cm +- 0.1 mm (MuJoCo's solref plays no part in this engine)."""
+    dt from 0.5 to 50 ms (MuJoCo loses it at 9 of them), never sinks below its resting height and comes to
+    rest exactly there, 32.5 cm, both to round-off (measured: 9e-16 m and 7e-15 m; MuJoCo's solref plays no
+    part in this engine)."""
     for dt_ms in CUBE_DTS_MS:
         h = dt_ms / 1000.0
         scene = ContactScene.build(scene_spec(solref))
         com, vel, _, active = run(scene, h, 1.5)
         z = com[:, 0, 2]
-        assert z.min() > REST_HEIGHT - 1e-4, dt_ms
-        assert abs(z[-1] - REST_HEIGHT) < 1e-4, dt_ms
-        assert np.abs(vel[-1]).max() < 1e-9, dt_ms
+        assert z.min() > REST_HEIGHT - 1e-12, dt_ms
+        assert abs(z[-1] - REST_HEIGHT) < 1e-12, dt_ms
+        assert np.abs(vel[-1]).max() < 1e-14, dt_ms
         assert active[-1] == 4, dt_ms
         events = scene.events()
         assert events.shape[0] == 1 and events[0, 3] == pytest.approx(np.sqrt(2 * 9.81 * 0.975), rel=1e-9), dt_ms
