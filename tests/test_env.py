@@ -279,8 +279,8 @@ def test_an_engine_that_cannot_take_the_step_ends_the_episode_cleanly():
     with pytest.raises(SimulationError):
         env.unwrapped.sim.step(20)  # the simulator itself raises ...
     env.reset(seed=0)
-    for _ in range(20):
-        _, _, terminated, truncated, info = env.step(np.zeros(env.action_space.shape))  # ... the env does not
+    for _ in range(20):  # ... the env does not raise
+        _, _, terminated, truncated, info = env.step(np.zeros(env.action_space.shape))
         if terminated or truncated:
             break
     assert truncated and info["failure"] == "diverged" and "did not converge" in info["error"]
