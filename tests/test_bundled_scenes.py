@@ -124,6 +124,6 @@ class TestGripper:
         target = np.array([0.05, 0.01, 0.02])  # m: lift, left finger, right finger
         sim.ctrl = target
         sim.step(round(2.0 / dt))
-        moving = (0.2 + 0.05 + 0.05) * -sim.model.opt.gravity[2]  # N: carriage and both fingers
+        moving = sim.model.body("carriage").subtreemass[0] * -sim.model.opt.gravity[2]  # N: with both fingers
         joints = [sim.model.joint(name).qposadr[0] for name in ("lift", "left_finger", "right_finger")]
         np.testing.assert_allclose(sim.qpos[joints], target - [moving / 2000.0, 0.0, 0.0], atol=1e-9)

@@ -14,7 +14,7 @@ pytest.importorskip("stable_baselines3")
 TRAINED_ON_MUJOCO = {"Gripper-v0-mujoco": "the engine's contact solve fails at the pinches an exploring policy makes"}
 
 
-def test_the_demo_covers_every_environment_and_each_shipped_policy_is_trained_on_the_in_house_engine():
+def test_the_demo_covers_every_environment_and_each_shipped_policy_is_trained_on_the_backend_the_readme_names():
     from mechgym.registration import ENVIRONMENTS
 
     assert set(demo.GRIDS) == set(ENVIRONMENTS)
