@@ -9,6 +9,10 @@ from numba import njit
 
 from .sets import SATURATED
 
+DISC_ITERATIONS = 60  # Newton steps of the disc's secular equation at most (it takes about 5 to round-off)
+DISC_TOLERANCE = 1e-15  # relative change of the multiplier at which its Newton iteration stops
+SINGULAR_BLOCK = 1e-12  # det K_tt below this times K_11 K_22: the tangent block counts as singular
+
 
 @njit(cache=True)
 def disc(t1, t2, limit):
@@ -22,25 +26,58 @@ def disc(t1, t2, limit):
 @njit(cache=True)
 def friction_step(k, p1, p2, v1, v2, limit, sliding):
     """The tangential impulses (N s) after one Gauss-Seidel step of a contact's friction, from (p1, p2) at the
-    slip (v1, v2) (m/s) with the coupling ``k`` (3 x 3) and the disc radius ``limit`` (mu p_n).
-
-    Static: the impulse that stops the slip exactly (the 2 x 2 tangent block solved), if it lies in the disc.
-    Otherwise (and for a sliding point, against the kinetic disc) a projected gradient step: the increment
-    -v_t / k_t, k_t the largest eigenvalue of K_tt, projected radially onto the disc. Both steps lower the
-    block's quadratic, so the sweeps converge; for a sliding point the step's fixed point is mu_k p_n opposite
-    the slip (maximal dissipation). A tangent the joints block (zero coupling, ``contact.joined``) takes no
-    impulse; with one left, both steps are the exact 1-D step -v / k clamped to [-limit, limit]."""
+    slip (v1, v2) (m/s) with the coupling ``k`` (3 x 3) and the disc radius ``limit`` (mu p_n, the static
+    or, for a sliding point, the kinetic disc): the exact minimiser over the disc |t| <= limit of the tangent
+    block's quadratic 1/2 t.B t + g.t, B = K_tt, g = v_t - B p_t (``disc_minimiser``). Inside the disc it stops
+    the slip exactly; on its edge the slip after the step is antiparallel to t (maximal dissipation), which for a
+    sliding point is kinetic friction mu_k p_n against the slip. An exact block minimisation lowers the quadratic
+    by at least as much as any step in the block, so the sweeps converge where a projected gradient step cycles
+    (a card squeezed between two servoed pads while it slides on its fixture, mu = 1). A tangent the joints
+    block (zero coupling, ``contact.joined``) takes no impulse; with one left, the exact 1-D step -v / k clamped
+    to [-limit, limit]."""
     if k[1, 1] > 0.0 and k[2, 2] > 0.0:
-        det = k[1, 1] * k[2, 2] - k[1, 2] * k[2, 1]
-        t1 = p1 - (k[2, 2] * v1 - k[1, 2] * v2) / det
-        t2 = p2 - (k[1, 1] * v2 - k[2, 1] * v1) / det
-        if sliding or t1 * t1 + t2 * t2 > limit * limit:
-            k_t = 0.5 * (k[1, 1] + k[2, 2]) + math.sqrt((0.5 * (k[1, 1] - k[2, 2])) ** 2 + k[1, 2] * k[2, 1])
-            t1, t2 = disc(p1 - v1 / k_t, p2 - v2 / k_t, limit)
-        return t1, t2
+        b12 = 0.5 * (k[1, 2] + k[2, 1])
+        g1 = v1 - k[1, 1] * p1 - b12 * p2
+        g2 = v2 - b12 * p1 - k[2, 2] * p2
+        return disc_minimiser(k[1, 1], b12, k[2, 2], g1, g2, limit)
     t1 = p1 - v1 / k[1, 1] if k[1, 1] > 0.0 else 0.0
     t2 = p2 - v2 / k[2, 2] if k[2, 2] > 0.0 else 0.0
     return disc(t1, t2, limit)
+
+
+@njit(cache=True)
+def disc_minimiser(b11, b12, b22, g1, g2, limit):
+    """argmin of 1/2 t.B t + g.t over |t| <= limit, B = [[b11, b12], [b12, b22]] positive semidefinite with a
+    positive diagonal, in B's eigenbasis (e_1 >= e_2, g' = Q^T g). Inside the disc it is t'_i = -g'_i / e_i;
+    otherwise t'_i(lam) = -g'_i / (e_i + lam) with lam > 0 the root of the secular equation 1/|t(lam)| = 1/limit
+    (More and Sorensen's trust-region subproblem), found by Newton's method from lam = 0, which converges
+    monotonically (the function is concave and increasing in lam) to DISC_TOLERANCE. An eigenvalue e_2 below
+    SINGULAR_BLOCK e_1 is a direction the joints block: no impulse along it (as in ``friction_step``)."""
+    if not limit > 0.0:
+        return 0.0, 0.0
+    mean, half = 0.5 * (b11 + b22), 0.5 * (b11 - b22)
+    radius = math.sqrt(half * half + b12 * b12)
+    e1, e2 = mean + radius, mean - radius
+    angle = 0.5 * math.atan2(b12, half)
+    c, s = math.cos(angle), math.sin(angle)
+    h1, h2 = c * g1 + s * g2, c * g2 - s * g1
+    if not e2 > SINGULAR_BLOCK * e1:
+        e2, h2 = 1.0, 0.0
+    u1, u2 = -h1 / e1, -h2 / e2
+    if u1 * u1 + u2 * u2 > limit * limit:
+        lam = 0.0
+        for _ in range(DISC_ITERATIONS):
+            u1, u2 = -h1 / (e1 + lam), -h2 / (e2 + lam)
+            size = math.sqrt(u1 * u1 + u2 * u2)
+            # phi(lam) = 1/|t| - 1/limit, phi'(lam) = (sum g'_i^2 / (e_i + lam)^3) / |t|^3
+            slope = (u1 * u1 / (e1 + lam) + u2 * u2 / (e2 + lam)) / size ** 3
+            step = -(1.0 / size - 1.0 / limit) / slope
+            lam += step
+            if abs(step) <= DISC_TOLERANCE * lam:
+                break
+        size = math.sqrt(u1 * u1 + u2 * u2)
+        u1, u2 = u1 * limit / size, u2 * limit / size
+    return c * u1 - s * u2, s * u1 + c * u2
 
 
 @njit(cache=True)
