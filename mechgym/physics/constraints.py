@@ -79,6 +79,11 @@ SINGULAR = 1e-12
 # previous impulses turn it by 2-250 rad at 4-10 ms (``_warm_start_shake``). A pendulum's arm on a cart at
 # 20 ms needs its warm start, which turns it by up to 0.16 rad: from the drift alone the iteration diverges.
 MAX_WARM_TURN = 0.5  # rad
+# The quasi-Newton matrices of the position stages (SHAKE's K, the contacts' joint restore's A) are taken once;
+# an iteration that gains less than this factor on the residual takes its matrix again at the current poses (a
+# Newton step). The passive slider-crank at 0.5 ms: the coupler-slider alignment row's SHAKE residual grew 1.5 %
+# per iteration from 6e-13 with the first iterate's K.
+SLOW_GAIN = 0.5
 
 
 class Rows(NamedTuple):
@@ -694,12 +699,14 @@ def _warm_start_shake(rows, bodies, solver, state, world, h, work):
 def _shake_direct(rows, bodies, solver, state, world, h, work):
     """SHAKE by a quasi-Newton iteration over all rows at once (START gradients, sweep GAUSS_SEIDEL; see
     ``shake``). Returns the iterations used (evaluations of g, the last one meeting the tolerance) or -1."""
+    previous = math.inf
     for iteration in range(solver.max_sweeps):
         worst = _position_residuals(rows, state, world, work)
         if worst <= solver.tolerance:
             return iteration + 1
-        if iteration == 0:
+        if iteration == 0 or worst > SLOW_GAIN * previous:
             _prepare_shake(rows, bodies, state, world, h, work)
+        previous = worst
         _solve_pass(rows, work, work.impulse_position, solver.tolerance)
         _apply_shake(rows, bodies, solver, state, world, h, work)
     return -1

@@ -7,16 +7,21 @@ import math
 
 from numba import njit
 
-from ..constraints import EQUALITY, LIN_A, LIN_B, coupling, evaluate_row
+from ..constraints import EQUALITY, LIN_A, LIN_B, SLOW_GAIN, coupling, evaluate_row
+from ..linalg import min_norm_solve
 from ..rotation import mul, normalize, rot
 from .joined import factor_rows, join_rows, solve_factored
 from .sets import MAX_SWEEPS, POSITION_TOLERANCE
 
 # A squeeze (a thin card between two pads on joints) makes the contacts nearly dependent, and the sweeps then
-# gain little per sweep near the solution; after SLOW_SWEEPS sweeps a correction whose gaps are all within
-# SLOW_GAP (m) of complementarity is taken as converged (far below TOUCH, so no contact changes its state).
+# gain little per sweep near the solution (a card squeezed while it slid: an eigenvalue of the pushing set's
+# matrix 1e-7 times its diagonal, 2e-11 m gained per sweep, 10^5 sweeps not enough). Every DIRECT_EVERY sweeps
+# the pushing set the sweeps have found is solved directly (``_direct_step``). After SLOW_SWEEPS sweeps a
+# correction whose gaps are all within SLOW_GAP (m) of complementarity is taken as converged (far below TOUCH,
+# so no contact changes its state).
 SLOW_SWEEPS = 1000
 SLOW_GAP = 1e-11
+DIRECT_EVERY = 50
 
 
 @njit(cache=True)
@@ -134,7 +139,95 @@ def correct_positions(linkage, bodies, state, world, contacts, scratch, work, jo
             if constrained and not _restore_rows(linkage, bodies, state, world, work, joined):
                 return -1
             return sweep + 1
+        if sweep % DIRECT_EVERY == DIRECT_EVERY - 1:
+            if sweep == DIRECT_EVERY - 1:
+                _build_matrix(linkage, bodies, state, world, contacts, scratch, work, joined, count)
+            _direct_step(linkage, bodies, state, world, contacts, scratch, work, joined, count)
     return -1
+
+
+@njit(cache=True)
+def _build_matrix(linkage, bodies, state, world, contacts, scratch, work, joined, count):
+    """scratch.dense[:count, :count] = D, D[c, s] the change of contact c's gap per unit multiplier of contact s
+    (their joined responses, at the poses of the correction), column by column through ``scratch.motion``. The
+    velocity solve's contact-space matrix shares the array: it is marked stale."""
+    base = world * (contacts.prev_geom1.size // contacts.count.size)
+    motion, matrix = scratch.motion, scratch.dense
+    scratch.dense_ready[0] = False
+    for s in range(count):
+        j = base + s
+        motion[:] = 0.0
+        if contacts.coupling[j, 0, 0] > 0.0:
+            add_response(linkage.rows, bodies, state, world, motion, contacts.body_a[j], contacts.body_b[j],
+                         contacts.rows[j, 0], 1.0, work.gradient, joined, joined.response[s, 0])
+        for c in range(count):
+            i = base + c
+            matrix[c, s] = row_change(motion, contacts.body_a[i], contacts.body_b[i], contacts.rows[i, 0])
+
+
+@njit(cache=True)
+def _direct_step(linkage, bodies, state, world, contacts, scratch, work, joined, count):
+    """The gaps are linear in the multipliers, gap = dist + D lambda, so on the set A of pushing contacts the
+    correction solves D_AA lambda_A = target_A - dist_A, in its minimum-norm solution (``linalg.min_norm_solve``:
+    D_AA is singular where four coplanar corners of a face push, and a basic solution, one corner at zero, may
+    take another negative where the evenly spread one does not). Starting from the contacts the sweeps left
+    pushing (flags in ``scratch.kinds``), a contact whose multiplier comes out negative leaves A or a contact
+    left below its target joins it, one at a time (the most violated first); when neither happens, the
+    multipliers are taken and the displacement moved by their change. A pushing set whose gaps no multipliers
+    meet (targets that conflict: a slider driven deep into one wall, its rebound target beyond the other wall)
+    takes no step. Returns True if a step was taken (the sweeps then confirm convergence)."""
+    base = world * (contacts.prev_geom1.size // contacts.count.size)
+    matrix, system = scratch.dense, scratch.system
+    rhs, solution, candidate, residual = (scratch.system_vectors[0], scratch.system_vectors[1],
+                                          scratch.system_vectors[2], scratch.system_vectors[3])
+    pushing, unknowns = scratch.kinds, scratch.unknowns
+    for c in range(count):
+        pushing[c] = scratch.lam[c] > 0.0 and contacts.coupling[base + c, 0, 0] > 0.0
+    for _ in range(2 * count):
+        n = 0
+        for c in range(count):
+            if pushing[c]:
+                unknowns[n] = c
+                n += 1
+        for e in range(n):
+            c = unknowns[e]
+            rhs[e] = contacts.gap_target[base + c] - contacts.dist[base + c]
+            for f in range(n):
+                system[e, f] = matrix[c, unknowns[f]]
+        if not min_norm_solve(system, scratch.factor, n, rhs, solution, residual):
+            return False
+        for c in range(count):
+            candidate[c] = 0.0
+        for e in range(n):
+            candidate[unknowns[e]] = solution[e]
+        worst, which = 0.0, -1
+        for c in range(count):
+            i = base + c
+            if not contacts.coupling[i, 0, 0] > 0.0:
+                continue
+            gap = contacts.dist[i]
+            for e in range(n):
+                gap += matrix[c, unknowns[e]] * solution[e]
+            if pushing[c]:
+                if abs(gap - contacts.gap_target[i]) > POSITION_TOLERANCE:
+                    return False  # no multipliers meet the pushing set's gaps: the targets conflict
+                excess = -candidate[c] * contacts.coupling[i, 0, 0]
+            else:
+                excess = contacts.gap_target[i] - gap - POSITION_TOLERANCE
+            if excess > worst:
+                worst, which = excess, c
+        if which < 0:
+            for c in range(count):
+                i = base + c
+                change = candidate[c] - scratch.lam[c]
+                if change != 0.0:
+                    add_response(linkage.rows, bodies, state, world, scratch.displacement, contacts.body_a[i],
+                                 contacts.body_b[i], contacts.rows[i, 0], change, work.gradient, joined,
+                                 joined.response[c, 0])
+                scratch.lam[c] = candidate[c]
+            return True
+        pushing[which] = not pushing[which]
+    return False
 
 
 @njit(cache=True)
@@ -169,13 +262,19 @@ def _evaluate_rows(rows, state, world, gradient, value):
 def _restore_rows(linkage, bodies, state, world, work, joined):
     """After the contacts' move: Newton steps on the poses until every equality row is back within
     ``linkage.solver.tolerance``: g and G at the moved poses, mu = -A^{-1} g (A as factored before the move:
-    the poses moved by the small correction only, so each step still gains many digits), dx = W G^T mu.
+    the poses moved by the small correction only, so each step still gains many digits; a step that gains
+    less than SLOW_GAIN factors A again at the current poses), dx = W G^T mu.
     Returns False if the rows do not settle in ``linkage.solver.max_sweeps`` steps."""
     rows = linkage.rows
     step = joined.moved
+    previous = math.inf
     for _ in range(linkage.solver.max_sweeps):
-        if _evaluate_rows(rows, state, world, work.gradient, joined.value) <= linkage.solver.tolerance:
+        worst = _evaluate_rows(rows, state, world, work.gradient, joined.value)
+        if worst <= linkage.solver.tolerance:
             return True
+        if worst > SLOW_GAIN * previous:
+            factor_rows(rows, bodies, state, world, work.gradient, joined)
+        previous = worst
         for r in range(rows.kind.size):
             joined.value[r] = -joined.value[r]
         solve_factored(joined, joined.value)

@@ -150,7 +150,8 @@ class Scratch(NamedTuple):
     vectors: np.ndarray  # (8, 3)
     grid: np.ndarray  # work array of the broad phase's grid (collision.broad.broad_pairs)
     motion: np.ndarray  # (B, 6) a joined response (dv, omega) of the contact-space matrix (contact.dense)
-    dense: np.ndarray  # (3C, 3C) the contact-space matrix D of the touching contacts' rows, m/s per N s
+    dense: np.ndarray  # (3C, 3C) the contact-space matrix D of the touching contacts' rows, m/s per N s (or the
+    #                    position correction's, m of gap per kg m of multiplier: contact.position)
     dense_rate: np.ndarray  # (3C,) the rows' rates, m/s
     dense_start: np.ndarray  # (3C,) the rows' impulses when the contact-space sweeps began, N s
     dense_index: np.ndarray  # (C,) int64 the touching contacts' flat indices, in the order of D's rows
@@ -161,6 +162,7 @@ class Scratch(NamedTuple):
     pivots: np.ndarray  # (2, 3C) int64 row and column order of the elimination
     kinds: np.ndarray  # (C,) int64 each touching contact's part: open, sliding or sticking
     directions: np.ndarray  # (C, 2) a sliding point's friction direction in its tangent rows
+    factor: np.ndarray  # (3C, 3C) the Cholesky factor of the position correction's pushing set (contact.position)
 
     @staticmethod
     def empty(geoms: int, bodies: int, capacity: int = 64, pairs: int = 1024) -> Scratch:
@@ -175,7 +177,8 @@ class Scratch(NamedTuple):
                        np.zeros(capacity, dtype=np.int64), np.zeros(1, dtype=np.bool_),
                        np.zeros((3 * capacity, 3 * capacity)), np.zeros((4, 3 * capacity)),
                        np.zeros(3 * capacity, dtype=np.int64), np.zeros((2, 3 * capacity), dtype=np.int64),
-                       np.zeros(capacity, dtype=np.int64), np.zeros((capacity, 2)))
+                       np.zeros(capacity, dtype=np.int64), np.zeros((capacity, 2)),
+                       np.zeros((3 * capacity, 3 * capacity)))
 
 
 def contact_geoms(model: mujoco.MjModel, body_index: np.ndarray) -> Geoms:
