@@ -127,13 +127,14 @@ def engine_episodes():
 @pytest.mark.slow
 def test_on_the_in_house_engine_the_pick_and_lift_script_never_passes_through_or_drops_the_card(engine_episodes):
     """Every episode that the engine completes is a success; the others end in "diverged", the engine's
-    contact solve failing at the first touch or the start of the lift (Engine IV's issue)."""
+    contact solve failing at the start of the lift (Engine IV's issue). Measured: 9 of 10 (seed 6 fails); the
+    bound leaves one seed for the episodes' sensitivity to round-off."""
     assert all(e.success or e.failure == "diverged" for e in engine_episodes), engine_episodes
-    assert sum(e.success for e in engine_episodes) >= 6
+    assert sum(e.success for e in engine_episodes) >= 8
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(reason="Engine IV: the contact solve fails on some pinches (seeds 3, 6, 8 of 0-9)", strict=False)
+@pytest.mark.xfail(reason="Engine IV: the contact solve fails at the start of the lift of seed 6 of 0-9", strict=False)
 def test_on_the_in_house_engine_the_pick_and_lift_script_lifts_the_card_from_every_start(engine_episodes):
     assert all(e.success for e in engine_episodes), [e for e in engine_episodes if not e.success]
 
@@ -167,8 +168,8 @@ def test_on_mujoco_the_script_lifts_the_card_with_a_shaking_carriage():
 @pytest.mark.xfail(reason="Engine IV: the contact solve fails at a pinch while the carriage moves", strict=True)
 def test_on_the_in_house_engine_a_pinch_while_the_carriage_shakes_does_not_diverge():
     """The scene is feasible (MuJoCo lifts the card in all three episodes, test above); today the engine's
-    contact solve fails in each about 1.1 s in, at the pinch, which is why no Gripper policy can be trained on
-    it yet (an exploring policy pinches while its carriage moves)."""
+    contact solve fails in two of them (seeds 1 and 2, about 1.1 s in, at the pinch), which is why no Gripper
+    policy can be trained on it yet (an exploring policy pinches while its carriage moves)."""
     env = make("mechgym")
     episodes = list(run_episodes(env, ShakingCarriage(env), first_seed=1, episodes=3))
     assert not any(e.failure == "diverged" for e in episodes), episodes

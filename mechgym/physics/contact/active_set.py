@@ -9,14 +9,22 @@ of the impulses,
 
     u_r + (D dP)_r = 0   for the normal of every pushing contact and both tangents of every sticking one,
 
-where a sliding point at its kinetic limit keeps its friction direction s, dP_t = mu_k s dP_n, so its normal is
-its only unknown (its column D_n + mu_k (s_1 D_t1 + s_2 D_t2)). Contacts that do not push keep zero impulse.
+where a sliding point at its kinetic limit has the friction P_t = mu_k P_n s along a direction s, so its normal
+is its only unknown (its column D_n + mu_k (s_1 D_t1 + s_2 D_t2)). Contacts that do not push keep zero impulse.
 The system is solved by Gaussian elimination with full pivoting; a pivot below DEPENDENT times the largest
 entry marks an equation that depends on the others (four coplanar corners of a face: their normals span three
-motions) and its unknown is kept at 0 (exact when the equations are consistent, which the check confirms). The
-step is taken only if the result is a solution: no pushing impulse below 0, every sticking point inside its
-static cone, every sliding point still slipping against its friction, no contact that does not push
-approaching, and every equation met to CONSISTENT. Otherwise nothing changes and the sweeps go on.
+motions) and its unknown is kept at 0 (exact when the equations are consistent, which the check confirms).
+
+The set is corrected until neither of these happens: the pushing contact that would pull or separate most
+opens, or if there is none, every open contact that would approach joins (together: joined one at a time, a
+point beside three coplanar pushing corners takes a negative impulse in the basic solution and opens again).
+Then each sliding point's s is turned against the slip the solution gives it (a point whose slip the solution
+drives along its friction sticks instead), and the system is solved again until the directions hold to
+ALIGNED: the sweeps turn the friction of a point that slips slowly (1e-6 m/s under a 8e-4 N s impulse) by
+about 1e-6 rad per sweep. The step is taken only if the result is a solution: no pushing impulse below 0,
+every sticking point inside its static cone, every sliding point slipping against its friction, no contact
+that does not push approaching, and every equation met to CONSISTENT. Otherwise nothing changes and the sweeps
+go on.
 """
 
 from __future__ import annotations
@@ -26,14 +34,17 @@ import math
 from numba import njit
 
 from .friction import at_limit
+from .sets import SLIP
 
 DEPENDENT = 1e-12  # relative pivot size below which an equation counts as dependent
 CONSISTENT = 1e-12  # m/s: largest equation residual of an accepted step
 OPEN, SLIDE, STICK = 0, 1, 2
+DIRECTION_ITERATIONS = 20  # solves of the active set's equations with its sliding points' directions updated
+ALIGNED = 1e-9  # |change| of a unit friction direction (rad) below which it counts as against the slip
 
 
 @njit(cache=True)
-def _eliminate(a, b, n, rows, cols, x):
+def eliminate(a, b, n, rows, cols, x):
     """x[:n] solving a[:n, :n] x = b[:n] by Gaussian elimination with full pivoting (a and b are overwritten;
     rows, cols: (n,) int64 scratch); the unknowns of dependent equations (pivot below DEPENDENT times the largest
     |a|) are 0. Returns the rank."""
@@ -113,7 +124,7 @@ def _column(contacts, scratch, r, x):
     if scratch.kinds[c] != SLIDE:
         return matrix[r, x]
     s = scratch.directions[c]
-    mu = contacts.friction[scratch.dense_index[c]]
+    mu = _mu(contacts, scratch.dense_index[c])
     return matrix[r, x] + mu * (s[0] * matrix[r, x + 1] + s[1] * matrix[r, x + 2])
 
 
@@ -121,28 +132,43 @@ def _column(contacts, scratch, r, x):
 def direct_step(contacts, scratch, m):
     """Solve the touching contacts' equations on the active set the sweeps have found (module docstring), and
     take the result if it is a solution: the impulses (``contacts.impulse``) and the rows' rates
-    (``scratch.dense_rate``) are then updated. A candidate in which a pushing contact would pull (P_n < 0) or
-    separate (its equation depended on the others and is not met: the pushing set is too large) drops the worst
-    such contact from the pushing set and is solved again, up to m times.
-    Returns True if a step was taken."""
+    (``scratch.dense_rate``) are then updated. The pushing set is corrected up to 2m times per solve and the
+    sliding directions turned up to DIRECTION_ITERATIONS times (module docstring); a set still changing after
+    that takes no step. Returns True if a step was taken."""
     _classify(contacts, scratch, m)
     impulse, rate = scratch.system_vectors[2], scratch.system_vectors[3]
-    for _ in range(m):
-        n = _unknowns(scratch, m)
-        if n == 0:
-            return False
-        _solve_candidate(contacts, scratch, m, n)
-        worst, drop = CONSISTENT, -1
-        for c in range(m):
-            if scratch.kinds[c] == OPEN:
+    aligned = False
+    for _ in range(DIRECTION_ITERATIONS):
+        settled = False
+        for _ in range(2 * m):
+            n = _unknowns(scratch, m)
+            if n == 0:
+                return False
+            _solve_candidate(contacts, scratch, m, n)
+            worst, which = CONSISTENT, -1
+            for c in range(m):
+                if scratch.kinds[c] != OPEN:
+                    excess = max(-impulse[3 * c] * contacts.coupling[scratch.dense_index[c], 0, 0], rate[3 * c])
+                    if excess > worst:
+                        worst, which = excess, c
+            if which >= 0:
+                scratch.kinds[which] = OPEN
                 continue
-            excess = max(-impulse[3 * c] * contacts.coupling[scratch.dense_index[c], 0, 0], rate[3 * c])
-            if excess > worst:
-                worst, drop = excess, c
-        if drop < 0:
+            for c in range(m):
+                if scratch.kinds[c] == OPEN and -rate[3 * c] > CONSISTENT:
+                    _join(contacts, scratch, c, rate)
+                    which = c
+            if which < 0:
+                which = _widest_stick(contacts, scratch, m, impulse)
+            if which < 0:
+                settled = True
+                break
+        if not settled:
+            return False
+        aligned = _turn_friction(scratch, m, rate)
+        if aligned:
             break
-        scratch.kinds[drop] = OPEN
-    if not _is_solution(contacts, scratch, m, impulse, rate):
+    if not aligned or not _is_solution(contacts, scratch, m, impulse, rate):
         return False
     for c in range(m):
         p = contacts.impulse[scratch.dense_index[c]]
@@ -153,16 +179,86 @@ def direct_step(contacts, scratch, m):
 
 
 @njit(cache=True)
+def _mu(contacts, i):
+    """The friction coefficient of contact i's cone: kinetic if it slides, else static."""
+    return contacts.friction[i] if contacts.sliding[i] else contacts.static_friction[i]
+
+
+@njit(cache=True)
+def _widest_stick(contacts, scratch, m, impulse):
+    """The sticking contact whose candidate friction lies furthest outside its cone (|P_t| > mu P_n) goes to the
+    cone's edge, P_t = mu P_n s along its friction s: among coplanar sticking points the split of the friction
+    is not unique, and the elimination's basic split may load one point past its cone where another split would
+    not. Returns it, or -1 if every sticking point is inside."""
+    worst, which = 0.0, -1
+    for c in range(m):
+        if scratch.kinds[c] != STICK:
+            continue
+        p_n, t1, t2 = impulse[3 * c], impulse[3 * c + 1], impulse[3 * c + 2]
+        size = math.sqrt(t1 * t1 + t2 * t2)
+        excess = size - _mu(contacts, scratch.dense_index[c]) * p_n
+        if excess > worst:
+            worst, which = excess, c
+    if which >= 0:
+        size = math.sqrt(impulse[3 * which + 1] ** 2 + impulse[3 * which + 2] ** 2)
+        scratch.kinds[which] = SLIDE
+        scratch.directions[which, 0] = impulse[3 * which + 1] / size
+        scratch.directions[which, 1] = impulse[3 * which + 2] / size
+    return which
+
+
+@njit(cache=True)
+def _join(contacts, scratch, c, rate):
+    """An open contact that the candidate drives into approach joins the pushing set: sliding against its slip
+    (``rate``, 3m) if it slides and slips, else sticking."""
+    v1, v2 = rate[3 * c + 1], rate[3 * c + 2]
+    size = math.sqrt(v1 * v1 + v2 * v2)
+    if contacts.sliding[scratch.dense_index[c]] and size > SLIP:
+        scratch.kinds[c] = SLIDE
+        scratch.directions[c, 0], scratch.directions[c, 1] = -v1 / size, -v2 / size
+    else:
+        scratch.kinds[c] = STICK
+
+
+@njit(cache=True)
+def _turn_friction(scratch, m, rate):
+    """Each sliding point's friction direction turned against the candidate's slip (``rate``, 3m), the
+    direction the candidate should have had: returns True if every one was already within ALIGNED of it (or
+    slips slower than SLIP, with no direction to follow). A sliding point whose slip the candidate drives along
+    its friction (slip . s > 0) sticks instead."""
+    aligned = True
+    for c in range(m):
+        if scratch.kinds[c] != SLIDE:
+            continue
+        v1, v2 = rate[3 * c + 1], rate[3 * c + 2]
+        size = math.sqrt(v1 * v1 + v2 * v2)
+        if size <= SLIP:  # (no slip to follow: a sliding point that the candidate brings to rest)
+            continue
+        s1, s2 = -v1 / size, -v2 / size
+        if s1 * scratch.directions[c, 0] + s2 * scratch.directions[c, 1] < 0.0:
+            scratch.kinds[c] = STICK
+            aligned = False
+        elif abs(s1 - scratch.directions[c, 0]) + abs(s2 - scratch.directions[c, 1]) > ALIGNED:
+            scratch.directions[c, 0], scratch.directions[c, 1] = s1, s2
+            aligned = False
+    return aligned
+
+
+@njit(cache=True)
 def _solve_candidate(contacts, scratch, m, n):
     """The candidate impulses and rates (``scratch.system_vectors[2]``, ``[3]``, 3m each) of the n unknowns of
     the current parts: the system assembled and eliminated; open contacts at zero impulse."""
     system, unknowns = scratch.system, scratch.unknowns
     rhs, delta, impulse, rate = (scratch.system_vectors[0], scratch.system_vectors[1], scratch.system_vectors[2],
                                  scratch.system_vectors[3])
-    for c in range(m):  # the candidate's starting point: the sweeps' impulses, open contacts at 0
+    for c in range(m):  # the starting point: the sweeps' impulses, open contacts at 0, sliding ones on their cone
         p = contacts.impulse[scratch.dense_index[c]]
         for k in range(3):
             impulse[3 * c + k] = p[k] if scratch.kinds[c] != OPEN else 0.0
+        if scratch.kinds[c] == SLIDE:
+            mu = _mu(contacts, scratch.dense_index[c])
+            impulse[3 * c + 1] = mu * p[0] * scratch.directions[c, 0]
+            impulse[3 * c + 2] = mu * p[0] * scratch.directions[c, 1]
     for r in range(3 * m):  # the rates there
         total = scratch.dense_rate[r]
         for s in range(3 * m):
@@ -173,7 +269,7 @@ def _solve_candidate(contacts, scratch, m, n):
         rhs[e] = -rate[r]
         for f in range(n):
             system[e, f] = _column(contacts, scratch, r, unknowns[f])
-    _eliminate(system, rhs, n, scratch.pivots[0], scratch.pivots[1], delta)
+    eliminate(system, rhs, n, scratch.pivots[0], scratch.pivots[1], delta)
     for r in range(3 * m):
         rhs[r] = 0.0  # (now the impulses' change)
     for f in range(n):
@@ -181,7 +277,7 @@ def _solve_candidate(contacts, scratch, m, n):
         rhs[x] = delta[f]
         c = x // 3
         if scratch.kinds[c] == SLIDE:
-            mu = contacts.friction[scratch.dense_index[c]]
+            mu = _mu(contacts, scratch.dense_index[c])
             rhs[x + 1] = mu * delta[f] * scratch.directions[c, 0]
             rhs[x + 2] = mu * delta[f] * scratch.directions[c, 1]
     for r in range(3 * m):
@@ -208,7 +304,7 @@ def _is_solution(contacts, scratch, m, impulse, rate):
         if p_n < 0.0 or abs(u_n) > CONSISTENT:
             return False
         if kind == STICK:
-            mu = contacts.friction[i] if contacts.sliding[i] else contacts.static_friction[i]
+            mu = _mu(contacts, i)
             if (t1 * t1 + t2 * t2 > (mu * p_n) ** 2
                     or abs(rate[3 * c + 1]) > CONSISTENT or abs(rate[3 * c + 2]) > CONSISTENT):
                 return False

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from mechgym.physics.contact.active_set import _eliminate
+from mechgym.physics.contact.active_set import eliminate
 
 
 def _solve(a, b):
     n = b.size
     x, rows, cols = np.zeros(n), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
-    rank = _eliminate(a.copy(), b.copy(), n, rows, cols, x)
+    rank = eliminate(a.copy(), b.copy(), n, rows, cols, x)
     return rank, x
 
 
