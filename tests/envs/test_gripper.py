@@ -168,8 +168,8 @@ def test_on_mujoco_the_script_lifts_the_card_with_a_shaking_carriage():
 @pytest.mark.xfail(reason="Engine IV: the contact solve fails at a pinch while the carriage moves", strict=True)
 def test_on_the_in_house_engine_a_pinch_while_the_carriage_shakes_does_not_diverge():
     """The scene is feasible (MuJoCo lifts the card in all three episodes, test above); today the engine's
-    contact solve fails in two of them (seeds 1 and 2, about 1.1 s in, at the pinch), which is why no Gripper
-    policy can be trained on it yet (an exploring policy pinches while its carriage moves)."""
+    contact solve fails in each, 1.1-1.4 s in, at the pinch, which is why no Gripper policy can be trained on it
+    yet (an exploring policy pinches while its carriage moves)."""
     env = make("mechgym")
     episodes = list(run_episodes(env, ShakingCarriage(env), first_seed=1, episodes=3))
     assert not any(e.failure == "diverged" for e in episodes), episodes

@@ -48,36 +48,49 @@ def friction_step(k, p1, p2, v1, v2, limit, sliding):
 @njit(cache=True)
 def disc_minimiser(b11, b12, b22, g1, g2, limit):
     """argmin of 1/2 t.B t + g.t over |t| <= limit, B = [[b11, b12], [b12, b22]] positive semidefinite with a
-    positive diagonal, in B's eigenbasis (e_1 >= e_2, g' = Q^T g). Inside the disc it is t'_i = -g'_i / e_i;
-    otherwise t'_i(lam) = -g'_i / (e_i + lam) with lam > 0 the root of the secular equation 1/|t(lam)| = 1/limit
-    (More and Sorensen's trust-region subproblem), found by Newton's method from lam = 0, which converges
-    monotonically (the function is concave and increasing in lam) to DISC_TOLERANCE. An eigenvalue e_2 below
-    SINGULAR_BLOCK e_1 is a direction the joints block: no impulse along it (as in ``friction_step``)."""
+    positive diagonal. Inside the disc it is -B^-1 g; otherwise t(lam) = -(B + lam I)^-1 g with lam > 0 the root
+    of the secular equation 1/|t(lam)| = 1/limit (More and Sorensen's trust-region subproblem), found by Newton's
+    method from lam = 0, which converges monotonically (the function is concave and increasing in lam) to
+    DISC_TOLERANCE. A singular B (det B below SINGULAR_BLOCK b11 b22: the joints block one tangent direction)
+    takes no impulse along its null direction (as in ``friction_step``): the exact 1-D step along the other,
+    clamped to the disc."""
     if not limit > 0.0:
         return 0.0, 0.0
-    mean, half = 0.5 * (b11 + b22), 0.5 * (b11 - b22)
-    radius = math.sqrt(half * half + b12 * b12)
-    e1, e2 = mean + radius, mean - radius
-    angle = 0.5 * math.atan2(b12, half)
+    det = b11 * b22 - b12 * b12
+    if not det > SINGULAR_BLOCK * b11 * b22:
+        return _blocked_minimiser(b11, b12, b22, g1, g2, limit)
+    t1 = -(b22 * g1 - b12 * g2) / det
+    t2 = -(b11 * g2 - b12 * g1) / det
+    if t1 * t1 + t2 * t2 <= limit * limit:
+        return t1, t2
+    lam = 0.0
+    for _ in range(DISC_ITERATIONS):
+        # t = -(B + lam I)^-1 g, and dt/dlam = -(B + lam I)^-1 t
+        a11, a22 = b11 + lam, b22 + lam
+        d = a11 * a22 - b12 * b12
+        t1 = -(a22 * g1 - b12 * g2) / d
+        t2 = -(a11 * g2 - b12 * g1) / d
+        s1 = -(a22 * t1 - b12 * t2) / d
+        s2 = -(a11 * t2 - b12 * t1) / d
+        size = math.sqrt(t1 * t1 + t2 * t2)
+        # phi(lam) = 1/|t| - 1/limit, phi' = -(t . dt/dlam) / |t|^3
+        step = (1.0 / size - 1.0 / limit) * size ** 3 / (t1 * s1 + t2 * s2)
+        lam += step
+        if abs(step) <= DISC_TOLERANCE * lam:
+            break
+    size = math.sqrt(t1 * t1 + t2 * t2)
+    return t1 * limit / size, t2 * limit / size
+
+
+@njit(cache=True)
+def _blocked_minimiser(b11, b12, b22, g1, g2, limit):
+    """``disc_minimiser`` for a singular B: along its unit eigenvector q of the eigenvalue e = b11 + b22 (the
+    other is 0), t = clamp(-q.g / e, -limit, limit) q."""
+    e = b11 + b22
+    angle = 0.5 * math.atan2(b12, 0.5 * (b11 - b22))
     c, s = math.cos(angle), math.sin(angle)
-    h1, h2 = c * g1 + s * g2, c * g2 - s * g1
-    if not e2 > SINGULAR_BLOCK * e1:
-        e2, h2 = 1.0, 0.0
-    u1, u2 = -h1 / e1, -h2 / e2
-    if u1 * u1 + u2 * u2 > limit * limit:
-        lam = 0.0
-        for _ in range(DISC_ITERATIONS):
-            u1, u2 = -h1 / (e1 + lam), -h2 / (e2 + lam)
-            size = math.sqrt(u1 * u1 + u2 * u2)
-            # phi(lam) = 1/|t| - 1/limit, phi'(lam) = (sum g'_i^2 / (e_i + lam)^3) / |t|^3
-            slope = (u1 * u1 / (e1 + lam) + u2 * u2 / (e2 + lam)) / size ** 3
-            step = -(1.0 / size - 1.0 / limit) / slope
-            lam += step
-            if abs(step) <= DISC_TOLERANCE * lam:
-                break
-        size = math.sqrt(u1 * u1 + u2 * u2)
-        u1, u2 = u1 * limit / size, u2 * limit / size
-    return c * u1 - s * u2, s * u1 + c * u2
+    amount = min(limit, max(-limit, -(c * g1 + s * g2) / e))
+    return amount * c, amount * s
 
 
 @njit(cache=True)

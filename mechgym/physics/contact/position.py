@@ -174,8 +174,9 @@ def _direct_step(linkage, bodies, state, world, contacts, scratch, work, joined,
     pushing (flags in ``scratch.kinds``), a contact whose multiplier comes out negative leaves A or a contact
     left below its target joins it, one at a time (the most violated first); when neither happens, the
     multipliers are taken and the displacement moved by their change. A pushing set whose gaps no multipliers
-    meet (targets that conflict: a slider driven deep into one wall, its rebound target beyond the other wall)
-    takes no step. Returns True if a step was taken (the sweeps then confirm convergence)."""
+    meet to SLOW_GAP (targets that conflict: a slider driven deep into one wall, its rebound target beyond the
+    other wall, off by millimetres; the squeezed card's nearly dependent set is met to about 1e-12 m) takes no
+    step. Returns True if a step was taken (the sweeps then confirm convergence)."""
     base = world * (contacts.prev_geom1.size // contacts.count.size)
     matrix, system = scratch.dense, scratch.system
     rhs, solution, candidate, residual = (scratch.system_vectors[0], scratch.system_vectors[1],
@@ -209,7 +210,7 @@ def _direct_step(linkage, bodies, state, world, contacts, scratch, work, joined,
             for e in range(n):
                 gap += matrix[c, unknowns[e]] * solution[e]
             if pushing[c]:
-                if abs(gap - contacts.gap_target[i]) > POSITION_TOLERANCE:
+                if abs(gap - contacts.gap_target[i]) > SLOW_GAP:
                     return False  # no multipliers meet the pushing set's gaps: the targets conflict
                 excess = -candidate[c] * contacts.coupling[i, 0, 0]
             else:
