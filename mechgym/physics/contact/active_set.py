@@ -197,7 +197,7 @@ def _widest_stick(contacts, scratch, m, impulse):
         p_n, t1, t2 = impulse[3 * c], impulse[3 * c + 1], impulse[3 * c + 2]
         size = math.sqrt(t1 * t1 + t2 * t2)
         excess = size - _mu(contacts, scratch.dense_index[c]) * p_n
-        if excess > worst:
+        if excess > worst and size > 0.0:  # (a pushing point left at P_n = -0 with no friction: nothing to move)
             worst, which = excess, c
     if which >= 0:
         size = math.sqrt(impulse[3 * which + 1] ** 2 + impulse[3 * which + 2] ** 2)
