@@ -15,9 +15,11 @@ The system is solved by Gaussian elimination with full pivoting; a pivot below D
 entry marks an equation that depends on the others (four coplanar corners of a face: their normals span three
 motions) and its unknown is kept at 0 (exact when the equations are consistent, which the check confirms).
 
-The set is corrected until neither of these happens: the pushing contact that would pull or separate most
-opens, or if there is none, every open contact that would approach joins (together: joined one at a time, a
-point beside three coplanar pushing corners takes a negative impulse in the basic solution and opens again).
+The set is corrected until none of these happens: the pushing contact that would pull or separate most
+opens; if there is none, every open contact that would approach joins (together: joined one at a time, a
+point beside three coplanar pushing corners takes a negative impulse in the basic solution and opens again);
+if none does, the sticking point whose friction lies furthest outside its cone goes to the cone's edge (the
+split of friction among coplanar points is not unique, and the basic one may overload a point).
 Then each sliding point's s is turned against the slip the solution gives it (a point whose slip the solution
 drives along its friction sticks instead), and the system is solved again until the directions hold to
 ALIGNED: the sweeps turn the friction of a point that slips slowly (1e-6 m/s under a 8e-4 N s impulse) by
