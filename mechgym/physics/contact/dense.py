@@ -31,7 +31,7 @@ from numba import njit
 from ..constraints import row_rate
 from .active_set import direct_step
 from .friction import at_limit, friction_step, normal_coupling
-from .position import add_response, row_change
+from .position import response_matrix
 from .sets import MAX_SWEEPS, SLIP, VELOCITY_TOLERANCE
 
 DENSE_CONTACTS = 32  # touching contacts at most for the contact-space sweeps (a 96 x 96 matrix)
@@ -49,28 +49,6 @@ def _touching(world, contacts, index):
             index[m] = i
             m += 1
     return m
-
-
-@njit(cache=True)
-def build_matrix(linkage, bodies, state, world, contacts, scratch, work, joined, m):
-    """scratch.dense[:3m, :3m] = D of the m touching contacts in ``scratch.dense_index`` (module docstring),
-    column by column: the joined response of a unit impulse along row s into ``scratch.motion``, then every
-    row's J_r . motion. A row the joints block (zero coupling, ``contact.joined``) gets a zero column."""
-    capacity = contacts.prev_geom1.size // contacts.count.size
-    motion, matrix = scratch.motion, scratch.dense
-    for cs in range(m):
-        j = scratch.dense_index[cs]
-        for ks in range(3):
-            s = 3 * cs + ks
-            motion[:] = 0.0
-            if contacts.coupling[j, ks, ks] > 0.0:
-                add_response(linkage.rows, bodies, state, world, motion, contacts.body_a[j], contacts.body_b[j],
-                             contacts.rows[j, ks], 1.0, work.gradient, joined, joined.response[j % capacity, ks])
-            for cr in range(m):
-                i = scratch.dense_index[cr]
-                for kr in range(3):
-                    matrix[3 * cr + kr, s] = row_change(motion, contacts.body_a[i], contacts.body_b[i],
-                                                        contacts.rows[i, kr])
 
 
 @njit(cache=True)
@@ -135,7 +113,7 @@ def solve_dense(linkage, bodies, state, world, contacts, scratch, work, joined):
     if m > DENSE_CONTACTS:
         return 0
     if not scratch.dense_ready[0]:
-        build_matrix(linkage, bodies, state, world, contacts, scratch, work, joined, m)
+        response_matrix(linkage, bodies, state, world, contacts, scratch, work, joined, m, 3)
         scratch.dense_ready[0] = True
     for c in range(m):
         i = scratch.dense_index[c]

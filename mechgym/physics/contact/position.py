@@ -147,22 +147,39 @@ def correct_positions(linkage, bodies, state, world, contacts, scratch, work, jo
 
 
 @njit(cache=True)
-def _build_matrix(linkage, bodies, state, world, contacts, scratch, work, joined, count):
-    """scratch.dense[:count, :count] = D, D[c, s] the change of contact c's gap per unit multiplier of contact s
-    (their joined responses, at the poses of the correction), column by column through ``scratch.motion``. The
-    velocity solve's contact-space matrix shares the array: it is marked stale."""
-    base = world * (contacts.prev_geom1.size // contacts.count.size)
+def response_matrix(linkage, bodies, state, world, contacts, scratch, work, joined, m, directions):
+    """scratch.dense[:dm, :dm] (d = ``directions``: 1, the normals, or 3, normal and tangents) = the change of
+    each row's rate (or gap) per unit impulse (or multiplier) along each row, for the m contacts whose flat
+    indices are in ``scratch.dense_index``: column by column, the joined response of a unit amount along row s
+    into ``scratch.motion``, then every row's J_r . motion. A row the joints block (zero coupling,
+    ``contact.joined``) gets a zero column."""
+    capacity = contacts.prev_geom1.size // contacts.count.size
     motion, matrix = scratch.motion, scratch.dense
+    for cs in range(m):
+        j = scratch.dense_index[cs]
+        for ks in range(directions):
+            s = directions * cs + ks
+            motion[:] = 0.0
+            if contacts.coupling[j, ks, ks] > 0.0:
+                add_response(linkage.rows, bodies, state, world, motion, contacts.body_a[j], contacts.body_b[j],
+                             contacts.rows[j, ks], 1.0, work.gradient, joined, joined.response[j % capacity, ks])
+            for cr in range(m):
+                i = scratch.dense_index[cr]
+                for kr in range(directions):
+                    matrix[directions * cr + kr, s] = row_change(motion, contacts.body_a[i], contacts.body_b[i],
+                                                                 contacts.rows[i, kr])
+
+
+@njit(cache=True)
+def _build_matrix(linkage, bodies, state, world, contacts, scratch, work, joined, count):
+    """scratch.dense[:count, :count] = D, D[c, s] the change of contact c's gap per unit multiplier of contact s,
+    over all ``count`` contacts of the world (``response_matrix`` on the normals, at the poses of the
+    correction). The velocity solve's contact-space matrix shares the array: it is marked stale."""
+    base = world * (contacts.prev_geom1.size // contacts.count.size)
+    for c in range(count):
+        scratch.dense_index[c] = base + c
     scratch.dense_ready[0] = False
-    for s in range(count):
-        j = base + s
-        motion[:] = 0.0
-        if contacts.coupling[j, 0, 0] > 0.0:
-            add_response(linkage.rows, bodies, state, world, motion, contacts.body_a[j], contacts.body_b[j],
-                         contacts.rows[j, 0], 1.0, work.gradient, joined, joined.response[s, 0])
-        for c in range(count):
-            i = base + c
-            matrix[c, s] = row_change(motion, contacts.body_a[i], contacts.body_b[i], contacts.rows[i, 0])
+    response_matrix(linkage, bodies, state, world, contacts, scratch, work, joined, count, 1)
 
 
 @njit(cache=True)

@@ -10,7 +10,7 @@ import numpy as np
 import mechgym
 from mechgym.physics.constraints import Workspace, begin_projection, row_rate
 from mechgym.physics.contact import Joined
-from mechgym.physics.contact.dense import build_matrix
+from mechgym.physics.contact.position import response_matrix
 from mechgym.physics.contact.solve import _apply_rows, begin_solve
 from mechgym.physics.state import State
 
@@ -48,7 +48,7 @@ def test_each_column_is_the_joined_response_to_a_unit_impulse():
     m = len(touching)
     assert m == 12  # the four corners of each pad's face on the card, and of the card's edge on the table
     scratch.dense_index[:m] = touching
-    build_matrix(linkage, engine.bodies, state, 0, contacts, scratch, work, joined, m)
+    response_matrix(linkage, engine.bodies, state, 0, contacts, scratch, work, joined, m, 3)
     matrix = scratch.dense[:3 * m, :3 * m].copy()
     before = _rates(contacts, engine, state, touching)
     for s in range(3 * m):
