@@ -35,7 +35,7 @@ import math
 
 from numba import njit
 
-from .friction import at_limit
+from .friction import at_limit, cone_mu
 from .sets import SLIP
 
 DEPENDENT = 1e-12  # relative pivot size below which an equation counts as dependent
@@ -43,6 +43,7 @@ CONSISTENT = 1e-12  # m/s: largest equation residual of an accepted step
 OPEN, SLIDE, STICK = 0, 1, 2
 DIRECTION_ITERATIONS = 20  # solves of the active set's equations with its sliding points' directions updated
 ALIGNED = 1e-9  # |change| of a unit friction direction (rad) below which it counts as against the slip
+SEARCHED_CONTACTS = 8  # touching contacts at most for the search over every assignment of parts (search_parts)
 
 
 @njit(cache=True)
@@ -126,7 +127,7 @@ def _column(contacts, scratch, r, x):
     if scratch.kinds[c] != SLIDE:
         return matrix[r, x]
     s = scratch.directions[c]
-    mu = _mu(contacts, scratch.dense_index[c])
+    mu = cone_mu(contacts, scratch.dense_index[c])
     return matrix[r, x] + mu * (s[0] * matrix[r, x + 1] + s[1] * matrix[r, x + 2])
 
 
@@ -172,18 +173,88 @@ def direct_step(contacts, scratch, m):
             break
     if not aligned or not _is_solution(contacts, scratch, m, impulse, rate):
         return False
+    _take(contacts, scratch, m)
+    return True
+
+
+@njit(cache=True)
+def _take(contacts, scratch, m):
+    """The candidate (``scratch.system_vectors[2]``, ``[3]``) becomes the contacts' impulses and rates."""
+    impulse, rate = scratch.system_vectors[2], scratch.system_vectors[3]
     for c in range(m):
         p = contacts.impulse[scratch.dense_index[c]]
         for k in range(3):
             p[k] = impulse[3 * c + k]
             scratch.dense_rate[3 * c + k] = rate[3 * c + k]
-    return True
 
 
 @njit(cache=True)
-def _mu(contacts, i):
-    """The friction coefficient of contact i's cone: kinetic if it slides, else static."""
-    return contacts.friction[i] if contacts.sliding[i] else contacts.static_friction[i]
+def search_parts(contacts, scratch, m):
+    """When the direct steps fail: the first assignment of parts (open, sliding, sticking) to the m touching
+    contacts whose equations have a solution (``_solve_parts``), over every one of the 3^m assignments in order
+    of how many contacts' parts differ from the sweeps' (nearest first), each from two starts of its new sliding
+    points' directions (``_assign``), is taken, as ``direct_step``'s result is. The direct step's corrections
+    are local, one contact at a time, and miss a solution that changes several at once: a card standing on two
+    corners 1 mm apart and leaning on its fixture, all three sliding in the sweeps, whose only solution has the
+    corners' parts swapped (one sticks, one slides) and the fixture's contact open. At most SEARCHED_CONTACTS
+    contacts (3^8 = 6561 assignments); returns True if a step was taken."""
+    if m > SEARCHED_CONTACTS:
+        return False
+    _classify(contacts, scratch, m)
+    for c in range(m):
+        scratch.sweep_kinds[c] = scratch.kinds[c]
+        for k in range(2):
+            scratch.sweep_directions[c, k] = scratch.directions[c, k]
+    total = 3 ** m
+    for distance in range(1, m + 1):
+        for code in range(total):
+            for against_slip in (False, True):
+                if _assign(contacts, scratch, m, code, against_slip) == distance and _solve_parts(contacts, scratch,
+                                                                                                  m):
+                    _take(contacts, scratch, m)
+                    return True
+    return False
+
+
+@njit(cache=True)
+def _assign(contacts, scratch, m, code, against_slip):
+    """Parts from the base-3 digits of ``code`` (OPEN, SLIDE, STICK) into ``scratch.kinds``; a sliding point's
+    direction as the sweeps had it, else along its friction impulse or against its slip (whichever
+    ``against_slip`` puts first and exists; the slip of a sticking point is round-off and may point anywhere).
+    Returns how many parts differ from the sweeps'."""
+    changed = 0
+    for c in range(m):
+        kind = code % 3
+        code //= 3
+        scratch.kinds[c] = kind
+        if kind != scratch.sweep_kinds[c]:
+            changed += 1
+        if kind != SLIDE:
+            continue
+        if scratch.sweep_kinds[c] == SLIDE:
+            for k in range(2):
+                scratch.directions[c, k] = scratch.sweep_directions[c, k]
+            continue
+        p = contacts.impulse[scratch.dense_index[c]]
+        v1, v2 = -scratch.dense_rate[3 * c + 1], -scratch.dense_rate[3 * c + 2]
+        if v1 * v1 + v2 * v2 <= SLIP * SLIP or not against_slip and p[1] * p[1] + p[2] * p[2] > 0.0:
+            v1, v2 = p[1], p[2]
+        size = math.sqrt(v1 * v1 + v2 * v2)
+        scratch.directions[c, 0], scratch.directions[c, 1] = (v1 / size, v2 / size) if size > 0.0 else (1.0, 0.0)
+    return changed
+
+
+@njit(cache=True)
+def _solve_parts(contacts, scratch, m):
+    """The equations of the parts in ``scratch.kinds`` solved, the sliding directions turned against the
+    candidate's slip until they hold (as in ``direct_step``, without its corrections of the pushing set); True
+    if the candidate is a solution."""
+    impulse, rate = scratch.system_vectors[2], scratch.system_vectors[3]
+    for _ in range(DIRECTION_ITERATIONS):
+        _solve_candidate(contacts, scratch, m, _unknowns(scratch, m))
+        if _turn_friction(scratch, m, rate):
+            return _is_solution(contacts, scratch, m, impulse, rate)
+    return False
 
 
 @njit(cache=True)
@@ -198,7 +269,7 @@ def _widest_stick(contacts, scratch, m, impulse):
             continue
         p_n, t1, t2 = impulse[3 * c], impulse[3 * c + 1], impulse[3 * c + 2]
         size = math.sqrt(t1 * t1 + t2 * t2)
-        excess = size - _mu(contacts, scratch.dense_index[c]) * p_n
+        excess = size - cone_mu(contacts, scratch.dense_index[c]) * p_n
         if excess > worst and size > 0.0:  # (a pushing point left at P_n = -0 with no friction: nothing to move)
             worst, which = excess, c
     if which >= 0:
@@ -258,7 +329,7 @@ def _solve_candidate(contacts, scratch, m, n):
         for k in range(3):
             impulse[3 * c + k] = p[k] if scratch.kinds[c] != OPEN else 0.0
         if scratch.kinds[c] == SLIDE:
-            mu = _mu(contacts, scratch.dense_index[c])
+            mu = cone_mu(contacts, scratch.dense_index[c])
             impulse[3 * c + 1] = mu * p[0] * scratch.directions[c, 0]
             impulse[3 * c + 2] = mu * p[0] * scratch.directions[c, 1]
     for r in range(3 * m):  # the rates there
@@ -279,7 +350,7 @@ def _solve_candidate(contacts, scratch, m, n):
         rhs[x] = delta[f]
         c = x // 3
         if scratch.kinds[c] == SLIDE:
-            mu = _mu(contacts, scratch.dense_index[c])
+            mu = cone_mu(contacts, scratch.dense_index[c])
             rhs[x + 1] = mu * delta[f] * scratch.directions[c, 0]
             rhs[x + 2] = mu * delta[f] * scratch.directions[c, 1]
     for r in range(3 * m):
@@ -306,7 +377,7 @@ def _is_solution(contacts, scratch, m, impulse, rate):
         if p_n < 0.0 or abs(u_n) > CONSISTENT:
             return False
         if kind == STICK:
-            mu = _mu(contacts, i)
+            mu = cone_mu(contacts, i)
             if (t1 * t1 + t2 * t2 > (mu * p_n) ** 2
                     or abs(rate[3 * c + 1]) > CONSISTENT or abs(rate[3 * c + 2]) > CONSISTENT):
                 return False

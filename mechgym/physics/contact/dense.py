@@ -29,13 +29,14 @@ import math
 from numba import njit
 
 from ..constraints import row_rate
-from .active_set import direct_step
-from .friction import at_limit, friction_step, normal_coupling
+from .active_set import direct_step, search_parts
+from .friction import at_limit, cone_mu, friction_step, normal_coupling
 from .position import response_matrix
 from .sets import MAX_SWEEPS, SLIP, VELOCITY_TOLERANCE
 
 DENSE_CONTACTS = 32  # touching contacts at most for the contact-space sweeps (a 96 x 96 matrix)
 DIRECT_EVERY = 50  # sweeps between attempts of a direct step on the active set (contact.active_set)
+SEARCH_AFTER = 10 * DIRECT_EVERY  # sweeps after which a failed direct step is followed by the global search, once
 
 
 @njit(cache=True)
@@ -73,7 +74,7 @@ def _sweep(contacts, scratch, m):
         d_n = p_n - p[0]
         if d_n != 0.0:
             _add_column(matrix, rate, m, 3 * c, d_n)
-        limit = contacts.friction[i] * p_n if contacts.sliding[i] else contacts.static_friction[i] * p_n
+        limit = cone_mu(contacts, i) * p_n
         t1, t2 = friction_step(k, p[1], p[2], rate[3 * c + 1], rate[3 * c + 2], limit, contacts.sliding[i])
         d1, d2 = t1 - p[1], t2 - p[2]
         if d1 != 0.0:
@@ -121,10 +122,19 @@ def solve_dense(linkage, bodies, state, world, contacts, scratch, work, joined):
             scratch.dense_rate[3 * c + k] = row_rate(contacts, bodies, state, world, i, contacts.rows[i, k],
                                                      scratch.normal)
             scratch.dense_start[3 * c + k] = contacts.impulse[i, k]
+    return sweep_contact_space(contacts, scratch, m)
+
+
+@njit(cache=True)
+def sweep_contact_space(contacts, scratch, m):
+    """The sweeps of ``solve_dense`` on D (``scratch.dense``) and the rates u (``scratch.dense_rate``) of the m
+    contacts ``scratch.dense_index`` from their impulses, with a direct step (``contact.active_set``) every
+    DIRECT_EVERY sweeps. Returns m, or -m if they did not converge in MAX_SWEEPS."""
     for sweep in range(MAX_SWEEPS):
         if _sweep(contacts, scratch, m) <= VELOCITY_TOLERANCE and not _update_sliding(contacts, scratch, m):
             return m
         if sweep % DIRECT_EVERY == DIRECT_EVERY - 1:
             _update_sliding(contacts, scratch, m)
-            direct_step(contacts, scratch, m)
+            if not direct_step(contacts, scratch, m) and sweep == SEARCH_AFTER - 1:
+                search_parts(contacts, scratch, m)
     return -m

@@ -96,6 +96,12 @@ def _blocked_minimiser(b11, b12, b22, g1, g2, limit):
 
 
 @njit(cache=True)
+def cone_mu(contacts, i):
+    """The friction coefficient of contact i's cone: kinetic (mu_k) if it slides, else static (mu_s)."""
+    return contacts.friction[i] if contacts.sliding[i] else contacts.static_friction[i]
+
+
+@njit(cache=True)
 def at_limit(p, mu):
     """A contact's friction impulse at the edge of its disc: P_n > 0 and |P_t| >= SATURATED mu P_n (``p``: its
     impulses (P_n, P_t1, P_t2), N s)."""

@@ -162,6 +162,8 @@ class Scratch(NamedTuple):
     pivots: np.ndarray  # (2, 3C) int64 row and column order of the elimination
     kinds: np.ndarray  # (C,) int64 each touching contact's part: open, sliding or sticking
     directions: np.ndarray  # (C, 2) a sliding point's friction direction in its tangent rows
+    sweep_kinds: np.ndarray  # (C,) int64 the parts as the sweeps left them (contact.active_set.search_parts)
+    sweep_directions: np.ndarray  # (C, 2) and the sliding points' directions then
     factor: np.ndarray  # (3C, 3C) the Cholesky factor of the position correction's pushing set (contact.position)
 
     @staticmethod
@@ -177,6 +179,7 @@ class Scratch(NamedTuple):
                        np.zeros(capacity, dtype=np.int64), np.zeros(1, dtype=np.bool_),
                        np.zeros((3 * capacity, 3 * capacity)), np.zeros((4, 3 * capacity)),
                        np.zeros(3 * capacity, dtype=np.int64), np.zeros((2, 3 * capacity), dtype=np.int64),
+                       np.zeros(capacity, dtype=np.int64), np.zeros((capacity, 2)),
                        np.zeros(capacity, dtype=np.int64), np.zeros((capacity, 2)),
                        np.zeros((3 * capacity, 3 * capacity)))
 

@@ -10,7 +10,7 @@ from numba import njit
 from ..constraints import LIN_B, apply_impulse, begin_projection, coupling, projection_sweep, row_rate
 from .dense import solve_dense
 from .detect import find_contacts
-from .friction import at_limit, friction_step, normal_coupling
+from .friction import at_limit, cone_mu, friction_step, normal_coupling
 from .joined import apply_joined, factor_rows, join_rows
 from .sets import MAX_SWEEPS, SLIP, VELOCITY_TOLERANCE
 
@@ -133,7 +133,7 @@ def contact_sweep(linkage, bodies, state, world, contacts, scratch, work, joined
             _apply_rows(linkage, bodies, state, world, contacts, i, d_n, 0.0, 0.0, work, joined)
         v1 = row_rate(contacts, bodies, state, world, i, contacts.rows[i, 1], omega)
         v2 = row_rate(contacts, bodies, state, world, i, contacts.rows[i, 2], omega)
-        limit = contacts.friction[i] * p_n if contacts.sliding[i] else contacts.static_friction[i] * p_n
+        limit = cone_mu(contacts, i) * p_n
         t1, t2 = friction_step(k, p[1], p[2], v1, v2, limit, contacts.sliding[i])
         d1, d2 = t1 - p[1], t2 - p[2]
         _apply_rows(linkage, bodies, state, world, contacts, i, 0.0, d1, d2, work, joined)
