@@ -1,0 +1,149 @@
+"""Property tests of the contact solve as a whole (hypothesis, derandomized): impacts of a ball of random size,
+mass, restitution and drop height against the closed forms of free fall (landing time, approach speed, apex
+e^2 H, no energy gained); a box of random size, mass and friction at rest on a plane stays at rest; a box on
+a slope of random angle and friction is held when tan(angle) < mu_s and otherwise slides at
+g (sin - mu_k cos)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from mechgym.physics.contact.sets import VELOCITY_TOLERANCE
+
+from .driver import ContactScene
+from .scenes import GRAVITY, ball_drop, box_on_floor, downhill, on_slope, run
+
+STEPS = st.sampled_from([5e-4, 1e-3, 2e-3, 5e-3, 1e-2])  # s
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(radius=st.floats(0.01, 0.1), restitution=st.one_of(st.just(0.0), st.floats(0.0, 0.95)),
+       mass=st.floats(0.05, 20.0), height=st.floats(0.05, 2.0), h=STEPS)
+def test_a_dropped_ball_lands_on_time_rebounds_to_e2_h_and_never_gains_energy(radius, restitution, mass, height,
+                                                                              h):
+    """A ball dropped from rest, its lowest point H above a plane: the first event is reported at sqrt(2 H / g)
+    to 1e-12 s with the approach speed sqrt(2 g H) to 1e-12 (relative), between two steps of the run the
+    mechanical energy never rises by more than 1e-12 of m g H (free flight of a sphere is exact in velocity
+    Verlet), and after the first rebound the ballistic apex z - r + v_z^2 / (2 g) of every in-flight step is
+    e^2 H (relative 1e-9). Drawn: e = 0 or a rebound whose flight 2 e v / g spans at least four steps. The engine
+    interpolates the instant of impact, so each of these is a closed form to round-off. Excluded: with e > 0 the
+    run ends two steps before the bounces' Zeno time sqrt(2 H / g) (1 + e) / (1 - e), after which the engine's
+    ball at rest gains energy (``test_engine_iv_a_ball_that_stopped_bouncing_hovers_at_g_h2_over_6``).
+    Measured: landing time 2.4e-15 s, speed 7.7e-15, apex 4.2e-14, energy rise 1.1e-15 m g H."""
+    scene = ContactScene.build(ball_drop(height, radius, restitution).replace('mass="1"', f'mass="{mass}"'))
+    fall = math.sqrt(2.0 * height / GRAVITY)
+    speed = math.sqrt(2.0 * GRAVITY * height)
+    rebound = 2.0 * restitution * speed / GRAVITY
+    assume(restitution == 0.0 or rebound >= 4.0 * h)
+    seconds = round((fall + rebound) / h) * h + 0.1
+    if restitution > 0.0:
+        seconds = min(seconds, fall * (1.0 + restitution) / (1.0 - restitution) - 2.0 * h)
+    com, vel, momentum, _ = run(scene, h, h * math.floor(seconds / h))
+    inertia = 0.4 * mass * radius * radius
+    energy = (mass * GRAVITY * com[:, 0, 2] + 0.5 * mass * np.sum(vel[:, 0] ** 2, axis=1)
+              + 0.5 * np.sum(momentum[:, 0] ** 2, axis=1) / inertia)
+    scale = mass * GRAVITY * height
+    initial = mass * GRAVITY * (height + radius)
+    rise = np.diff(np.concatenate([[initial], energy]))
+    assert rise.max() <= 1e-12 * scale, rise.max() / scale
+    events = scene.events()
+    assert events.shape[0] >= 1
+    assert abs(events[0, 0] - fall) < 1e-12, events[0, 0] - fall
+    assert abs(events[0, 3] / speed - 1.0) < 1e-12
+    # steps wholly inside the first rebound's flight: ended after the impact's step, before the next landing
+    ends = h * np.arange(1, com.shape[0] + 1)
+    landing = events[1, 0] if events.shape[0] > 1 else fall + rebound
+    flying = (ends > math.floor(events[0, 0] / h) * h + 1.5 * h) & (ends < landing - h)
+    if restitution > 0.0:
+        assert flying.any()
+        apex = com[flying, 0, 2] - radius + vel[flying, 0, 2] ** 2 / (2.0 * GRAVITY)
+        expected = restitution ** 2 * height
+        assert np.abs(apex / expected - 1.0).max() < 1e-9, (apex.min() / expected, apex.max() / expected)
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(half=st.tuples(st.floats(0.01, 0.2), st.floats(0.01, 0.2), st.floats(0.01, 0.2)),
+       mass=st.floats(0.05, 20.0), friction=st.floats(0.1, 1.5), h=STEPS)
+def test_a_box_placed_on_a_plane_stays_at_rest(half, mass, friction, h):
+    """A box of random half extents, mass and friction placed exactly on a plane, 1 s: all 4 bottom corners
+    touch every step, and the box stays at rest: in its first steps to the velocity solve's stopping test (the
+    sweeps stop when none changes a contact velocity by more than VELOCITY_TOLERANCE = 1e-12 m/s, which bounds
+    the last change, not what is left), |v| and |w| times the smallest half extent (the shortest lever from the
+    centre to a contact) < 100 VELOCITY_TOLERANCE (measured: 1.0e-11 m/s at most, in the first two steps, at
+    mu = 0.1 and large steps; over the last half second 1.8e-12 m/s), and the centre moves < 1e-12 m."""
+    scene = ContactScene.build(box_on_floor(half, (0.0, 0.0, half[2]), friction=friction, mass=mass))
+    inertia = scene.engine.bodies.inertia[0].min()
+    com, vel, momentum, active = run(scene, h, 1.0)
+    assert np.all(active == 4)
+    assert np.abs(vel).max() < 100 * VELOCITY_TOLERANCE
+    assert np.abs(momentum).max() / inertia * min(half) < 100 * VELOCITY_TOLERANCE
+    assert np.abs(com[:, 0] - [0.0, 0.0, half[2]]).max() < 1e-12
+
+
+@settings(max_examples=80, deadline=None, derandomize=True)
+@given(angle=st.floats(3.0, 40.0), kinetic=st.floats(0.05, 1.0), extra=st.floats(0.0, 0.5),
+       half=st.floats(0.02, 0.1), h=STEPS)
+def test_a_box_on_a_slope_is_held_below_the_static_angle_and_slides_at_the_kinetic_rate_above(angle, kinetic,
+                                                                                             extra, half, h):
+    """A cube (1 kg) placed at rest on a plane tilted by a random angle, mu_k <= mu_s = mu_k + extra: if
+    tan(angle) < mu_s it does not move (< 1e-9 m in 0.5 s), otherwise after 0.5 s it has covered
+    g (sin - mu_k cos) t^2 / 2 down the slope (relative 1e-6) and moved off the downhill line by < 1e-9 m.
+    (A cube does not tip: its friction coefficients stay below its width / height ratio 1.) Excluded: mu_k <
+    mu_s with 0.85 mu_s <= tan(angle) < mu_s, where the engine lets the held cube slide
+    (``test_engine_iv_a_cube_below_its_static_angle_slides_when_mu_k_is_below_mu_s``). Measured: held 3.2e-13 m,
+    sliding distance 5.9e-13 (relative), off the line 6.0e-14 m."""
+    static = kinetic + extra
+    assume(extra == 0.0 or not 0.85 * static <= math.tan(math.radians(angle)) < static)
+    scene = ContactScene.build(on_slope(f'type="box" size="{half} {half} {half}"', half, angle, kinetic, static))
+    start = scene.state.com[0, 0].copy()
+    seconds = 0.5
+    com, _, _, _ = run(scene, h, seconds)
+    theta = math.radians(angle)
+    moved = com[:, 0] - start
+    if math.tan(theta) < static:
+        assert np.abs(moved).max() < 1e-9, np.abs(moved).max()
+    else:
+        t = h * round(seconds / h)
+        expected = 0.5 * GRAVITY * (math.sin(theta) - kinetic * math.cos(theta)) * t * t
+        along = moved[-1] @ downhill(angle)
+        assert abs(along / expected - 1.0) < 1e-6, (along, expected)
+        assert np.linalg.norm(moved[-1] - along * downhill(angle)) < 1e-9
+
+
+@pytest.mark.xfail(strict=True, reason="Engine IV: a ball at rest after its bounces hovers at g h^2 / 6, gaining "
+                   "2/9 m g^2 h^2 every other step")
+def test_engine_iv_a_ball_that_stopped_bouncing_hovers_at_g_h2_over_6():
+    """A 1 kg ball (r = 6.25 cm, e = 0.25) dropped from 1 m stops bouncing at the Zeno time
+    sqrt(2 H / g) (1 + e) / (1 - e) = 0.7525 s and should then rest on the plane. The engine's ball, resting
+    with its contact active and v = 0, leaves it the next step: its lowest point at exactly g h^2 / 6 above the
+    plane moving down at g h / 3, no contact; the step after it rests again, and so on every two steps for
+    ever, the energy rising by 2/9 m g^2 h^2 (2.1e-5 J at h = 1 ms) each time (through ``mechgym.load`` too:
+    qpos z alternates r and r + 1.635e-6 m at 1 ms). Measured over e in {0.25, 0.5, 0.8} and h in {0.5, 1, 2,
+    10} ms (6 s runs): the cycle sets in at the Zeno time for 9 of the 12 (not e = 0.25 and 0.8 at 10 ms, nor
+    e = 0.5 at 1 ms), always at g h^2 / 6 to 1e-13 relative; never with e = 0, nor for a ball placed at rest."""
+    h = 1e-3
+    scene = ContactScene.build(ball_drop(1.0, 0.0625, 0.25))
+    com, vel, _, _ = run(scene, h, 1.5)
+    assert np.abs(com[-100:, 0, 2] - 0.0625).max() < 1e-12
+    assert np.abs(vel[-100:]).max() < 1e-12
+
+
+@pytest.mark.xfail(strict=True, reason="Engine IV: a cube on a slope below its static angle slides at the kinetic "
+                   "rate when mu_k < mu_s and tan(angle) >= about 0.86-0.88 mu_s")
+def test_engine_iv_a_cube_below_its_static_angle_slides_when_mu_k_is_below_mu_s():
+    """A 10 cm cube (1 kg) at rest on a 25 deg slope, mu_s = 0.5 > tan 25 deg = 0.466, mu_k = 0.4: a static
+    solution exists (each corner's friction tan(angle) N_i is inside its cone mu_s N_i, whatever the split of
+    the normal force), so it must stay; the engine slides it 0.0668 m in 0.5 s, at g (sin - mu_k cos) (the
+    kinetic rate). Measured thresholds (h = 1 ms, half size 5 cm): with mu_s = 0.5 it slides from 23.78 deg
+    (tan = 0.881 mu_s) for mu_k = 0.3 and 0.4; with mu_s = 0.75 from 32.9 deg (tan = 0.861 mu_s) for mu_k = 0.3
+    and 0.5; with mu_k = mu_s = 0.5 it is held up to 26.5 deg (tan = 0.997 mu_s). Independent of h (0.5, 1 ms)
+    and of the cube's size (5, 6.25 cm)."""
+    scene = ContactScene.build(on_slope('type="box" size="0.05 0.05 0.05"', 0.05, 25.0, 0.4, 0.5))
+    start = scene.state.com[0, 0].copy()
+    com, _, _, _ = run(scene, 1e-3, 0.5)
+    assert np.abs(com[:, 0] - start).max() < 1e-9
