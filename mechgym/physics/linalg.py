@@ -1,5 +1,6 @@
-"""Small dense linear algebra for the contact solves: a ridge-shifted Cholesky factorisation and the minimum-norm
-solution of a consistent symmetric positive semidefinite system by iterated Tikhonov regularisation."""
+"""Small dense linear algebra for the contact solves: a ridge-shifted Cholesky factorisation, and the linear
+complementarity problem of a symmetric positive semidefinite matrix (proximal point iterations, each a positive
+definite problem solved by principal pivoting)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,13 @@ import math
 
 from numba import njit
 
-# The ridge of the iterated regularisation, relative to the largest diagonal entry. A mode of eigenvalue
-# sigma gains a factor ridge / (sigma + ridge) per iteration; the squeezed card's slowest mode has
-# sigma = 1e-8 of the diagonal: 0.1 per iteration.
-RIDGE = 1e-9
-MIN_NORM_ITERATIONS = 40  # refinements at most (about 16 take the slowest mode above to round-off)
-ROUND_OFF = 1e-15  # a residual below this times max |b| is met: further refinements only gather b's rounding
+# The proximal iteration's ridge (``proximal_lcp``), relative to the largest diagonal entry: each iteration brings
+# a mode of eigenvalue sigma a factor ridge / (sigma + ridge) closer (a squeezed card's slowest mode, 1e-7 of the
+# diagonal: 0.01 per iteration), and the pivoting's systems have a condition number below 1 / ridge.
+PROXIMAL_RIDGE = 1e-9
+PROXIMAL_ITERATIONS = 20  # at most (from the sweeps' multipliers two or three reach round-off)
+DEPENDENT = 1e-12  # relative pivot size below which an equation counts as dependent (``eliminate``)
+MAX_PIVOTS = 1000  # of principal_pivoting (the least-index rule is finite, but its worst case is exponential)
 
 
 @njit(cache=True)
@@ -50,36 +52,151 @@ def cholesky_solve(factor, n, b):
 
 
 @njit(cache=True)
-def min_norm_solve(a, factor, n, b, x, residual):
-    """x[:n] <- the minimum-norm solution of a x = b (a[:n, :n] symmetric positive semidefinite, the system
-    consistent) by iterated Tikhonov regularisation: x_0 = 0, x_{k+1} = x_k + (a + eps I)^-1 (b - a x_k), eps =
-    RIDGE max a_ii, which converges to it from x_0 = 0 (no iterate leaves the range of a but by b's rounding over
-    eps), stopping when max |b - a x| is below ROUND_OFF max |b| or an iteration no longer lowers it. ``factor``
-    (n, n) and ``residual`` (n,): scratch. Returns False if the factorisation fails."""
-    scale, size = 0.0, 0.0
+def eliminate(a, b, n, rows, cols, x):
+    """x[:n] solving a[:n, :n] x = b[:n] by Gaussian elimination with full pivoting (a and b are overwritten;
+    rows, cols: (n,) int64 scratch); the unknowns of dependent equations (pivot below DEPENDENT times the largest
+    |a|) are 0. Returns the rank."""
+    scale = 0.0
     for i in range(n):
+        rows[i] = i
+        cols[i] = i
         x[i] = 0.0
-        scale = max(scale, a[i, i])
-        size = max(size, abs(b[i]))
         for j in range(n):
-            factor[i, j] = a[i, j]
-    if n == 0:
-        return True
-    if not ridge_cholesky(factor, n, RIDGE * scale):
-        return False
-    best = math.inf
-    for _ in range(MIN_NORM_ITERATIONS):
-        worst = 0.0
-        for i in range(n):
-            value = b[i]
-            for j in range(n):
-                value -= a[i, j] * x[j]
-            residual[i] = value
-            worst = max(worst, abs(value))
-        if not worst < best or worst <= ROUND_OFF * size:
+            scale = max(scale, abs(a[i, j]))
+    rank = n
+    for k in range(n):
+        best, bi, bj = 0.0, k, k
+        for i in range(k, n):
+            for j in range(k, n):
+                if abs(a[rows[i], cols[j]]) > best:
+                    best, bi, bj = abs(a[rows[i], cols[j]]), i, j
+        if not best > DEPENDENT * scale:
+            rank = k
             break
-        best = worst
-        cholesky_solve(factor, n, residual)
+        rows[k], rows[bi] = rows[bi], rows[k]
+        cols[k], cols[bj] = cols[bj], cols[k]
+        pivot = a[rows[k], cols[k]]
+        for i in range(k + 1, n):
+            factor = a[rows[i], cols[k]] / pivot
+            if factor == 0.0:
+                continue
+            for j in range(k + 1, n):
+                a[rows[i], cols[j]] -= factor * a[rows[k], cols[j]]
+            b[rows[i]] -= factor * b[rows[k]]
+    for k in range(rank - 1, -1, -1):
+        total = b[rows[k]]
+        for j in range(k + 1, rank):
+            total -= a[rows[k], cols[j]] * x[cols[j]]
+        x[cols[k]] = total / a[rows[k], cols[k]]
+    return rank
+
+
+@njit(cache=True)
+def principal_pivoting(a, n, ridge, q, member, z, w, factor, index, tolerance):
+    """The linear complementarity problem z >= 0, w = (a + ridge I) z + q >= 0, z . w = 0 over a[:n, :n] symmetric
+    positive semidefinite and ridge > 0 (a positive definite matrix: the solution exists and is unique), by
+    Murty's least-index principal pivoting from the basic set ``member`` (n,) int64 (1: z_i free, w_i = 0;
+    0: z_i = 0): solve the members' equations, then the first index that breaks its sign
+    (a member's z_i below -tolerance / (a_ii + ridge), another's w_i below -tolerance) changes sides, until none
+    does. For a positive definite matrix the least-index rule cannot cycle (Murty 1974), from any start.
+    ``factor`` (n, n), ``index`` (n,) int64: scratch. Returns the pivots made, or -1 after MAX_PIVOTS or a
+    failed factorisation."""
+    for pivots in range(MAX_PIVOTS):
+        m = 0
         for i in range(n):
-            x[i] += residual[i]
+            if member[i]:
+                index[m] = i
+                m += 1
+        for e in range(m):
+            z[e] = -q[index[e]]
+            for f in range(m):
+                factor[e, f] = a[index[e], index[f]]
+        if not ridge_cholesky(factor, m, ridge):
+            return -1
+        cholesky_solve(factor, m, z)
+        for e in range(m - 1, -1, -1):  # z[index[e]] <- the e-th solution (index[e] >= e: from the top down)
+            value = z[e]
+            z[e] = 0.0
+            z[index[e]] = value
+        for i in range(n):
+            if not member[i]:
+                z[i] = 0.0
+        broken = -1
+        for i in range(n):
+            if member[i]:
+                w[i] = 0.0
+                if z[i] * (a[i, i] + ridge) < -tolerance:
+                    broken = i
+                    break
+            else:
+                value = q[i]
+                for e in range(m):
+                    value += a[i, index[e]] * z[index[e]]
+                w[i] = value
+                if value < -tolerance:
+                    broken = i
+                    break
+        if broken < 0:
+            return pivots
+        member[broken] = 1 - member[broken]
+    return -1
+
+
+@njit(cache=True)
+def proximal_lcp(a, n, q, z, member, vectors, factor, indices, tolerance):
+    """z[:n] >= 0 with w = a z + q >= 0 and z . w = 0, a[:n, :n] symmetric positive semidefinite (singular where
+    rows depend on each other), from z on entry. The proximal point iteration z_{k+1} = LCP(a + eps I, q - eps z_k),
+    eps = PROXIMAL_RIDGE max a_ii, each problem positive definite and solved exactly by ``principal_pivoting``
+    from the set where z_k > 0, finds which z_i are free; it converges to a solution when one exists, but along an
+    eigenvalue sigma of the free set's block only by eps / (sigma + eps) per iteration. So after each iteration the
+    free set's own equations (a z + q)_i = 0 are solved for the change from z_{k+1} (``eliminate``: the unknowns
+    of dependent equations keep their value), and that point is taken when it meets complementarity to
+    ``tolerance`` (the units of w; z_i scaled by a_ii). ``member`` (n,) int64, ``vectors`` (4, n), ``factor``
+    (n, n), ``indices`` (2, n) int64: scratch. Returns the iterations used, or -1 if they ran out (no solution:
+    the problem is infeasible) or a pivoting failed."""
+    shifted, w, trial, change = vectors[0], vectors[1], vectors[2], vectors[3]
+    scale = 0.0
+    for i in range(n):
+        scale = max(scale, a[i, i])
+    ridge = PROXIMAL_RIDGE * scale
+    for iteration in range(PROXIMAL_ITERATIONS):
+        for i in range(n):
+            shifted[i] = q[i] - ridge * z[i]
+            member[i] = 1 if z[i] > 0.0 else 0
+        if principal_pivoting(a, n, ridge, shifted, member, z, w, factor, indices[0], tolerance) < 0:
+            return -1
+        m = 0
+        for i in range(n):
+            if member[i]:
+                indices[1][m] = i
+                m += 1
+        for e in range(m):  # the free set's equations for the change of its unknowns
+            r = indices[1][e]
+            value = q[r]
+            for j in range(n):
+                value += a[r, j] * z[j]
+            shifted[e] = -value
+            for f in range(m):
+                factor[e, f] = a[r, indices[1][f]]
+        eliminate(factor, shifted, m, indices[0], member, change)  # (member: its column scratch here)
+        for i in range(n):
+            trial[i] = z[i]
+        for e in range(m):
+            trial[indices[1][e]] += change[e]
+        if _complementary(a, n, q, trial, tolerance):
+            for i in range(n):
+                z[i] = trial[i]
+            return iteration + 1
+    return -1
+
+
+@njit(cache=True)
+def _complementary(a, n, q, z, tolerance):
+    """z >= 0, w = a z + q >= 0 and z_i w_i = 0 to ``tolerance`` (w's units, z_i scaled by a_ii)."""
+    for i in range(n):
+        w = q[i]
+        for j in range(n):
+            w += a[i, j] * z[j]
+        if z[i] * a[i, i] < -tolerance or w < -tolerance or (z[i] > 0.0 and w > tolerance):
+            return False
     return True

@@ -11,9 +11,10 @@ of the impulses,
 
 where a sliding point at its kinetic limit has the friction P_t = mu_k P_n s along a direction s, so its normal
 is its only unknown (its column D_n + mu_k (s_1 D_t1 + s_2 D_t2)). Contacts that do not push keep zero impulse.
-The system is solved by Gaussian elimination with full pivoting; a pivot below DEPENDENT times the largest
-entry marks an equation that depends on the others (four coplanar corners of a face: their normals span three
-motions) and its unknown is kept at 0 (exact when the equations are consistent, which the check confirms).
+The system is solved by Gaussian elimination with full pivoting (``linalg.eliminate``); a pivot below
+linalg.DEPENDENT times the largest entry marks an equation that depends on the others (four coplanar corners of
+a face: their normals span three motions) and its unknown is kept at 0 (exact when the equations are
+consistent, which the check confirms).
 
 The set is corrected until none of these happens: the pushing contact that would pull or separate most
 opens; if there is none, every open contact that would approach joins (together: joined one at a time, a
@@ -35,55 +36,15 @@ import math
 
 from numba import njit
 
+from ..linalg import eliminate
 from .friction import at_limit, cone_mu
 from .sets import SLIP
 
-DEPENDENT = 1e-12  # relative pivot size below which an equation counts as dependent
 CONSISTENT = 1e-12  # m/s: largest equation residual of an accepted step
 OPEN, SLIDE, STICK = 0, 1, 2
 DIRECTION_ITERATIONS = 20  # solves of the active set's equations with its sliding points' directions updated
 ALIGNED = 1e-9  # |change| of a unit friction direction (rad) below which it counts as against the slip
 SEARCHED_CONTACTS = 8  # touching contacts at most for the search over every assignment of parts (search_parts)
-
-
-@njit(cache=True)
-def eliminate(a, b, n, rows, cols, x):
-    """x[:n] solving a[:n, :n] x = b[:n] by Gaussian elimination with full pivoting (a and b are overwritten;
-    rows, cols: (n,) int64 scratch); the unknowns of dependent equations (pivot below DEPENDENT times the largest
-    |a|) are 0. Returns the rank."""
-    scale = 0.0
-    for i in range(n):
-        rows[i] = i
-        cols[i] = i
-        x[i] = 0.0
-        for j in range(n):
-            scale = max(scale, abs(a[i, j]))
-    rank = n
-    for k in range(n):
-        best, bi, bj = 0.0, k, k
-        for i in range(k, n):
-            for j in range(k, n):
-                if abs(a[rows[i], cols[j]]) > best:
-                    best, bi, bj = abs(a[rows[i], cols[j]]), i, j
-        if not best > DEPENDENT * scale:
-            rank = k
-            break
-        rows[k], rows[bi] = rows[bi], rows[k]
-        cols[k], cols[bj] = cols[bj], cols[k]
-        pivot = a[rows[k], cols[k]]
-        for i in range(k + 1, n):
-            factor = a[rows[i], cols[k]] / pivot
-            if factor == 0.0:
-                continue
-            for j in range(k + 1, n):
-                a[rows[i], cols[j]] -= factor * a[rows[k], cols[j]]
-            b[rows[i]] -= factor * b[rows[k]]
-    for k in range(rank - 1, -1, -1):
-        total = b[rows[k]]
-        for j in range(k + 1, rank):
-            total -= a[rows[k], cols[j]] * x[cols[j]]
-        x[cols[k]] = total / a[rows[k], cols[k]]
-    return rank
 
 
 @njit(cache=True)

@@ -8,7 +8,7 @@ import math
 from numba import njit
 
 from ..constraints import EQUALITY, LIN_A, LIN_B, SLOW_GAIN, coupling, evaluate_row
-from ..linalg import min_norm_solve
+from ..linalg import proximal_lcp
 from ..rotation import mul, normalize, rot
 from .joined import factor_rows, join_rows, solve_factored
 from .sets import MAX_SWEEPS, POSITION_TOLERANCE
@@ -184,68 +184,39 @@ def _build_matrix(linkage, bodies, state, world, contacts, scratch, work, joined
 
 @njit(cache=True)
 def _direct_step(linkage, bodies, state, world, contacts, scratch, work, joined, count):
-    """The gaps are linear in the multipliers, gap = dist + D lambda, so on the set A of pushing contacts the
-    correction solves D_AA lambda_A = target_A - dist_A, in its minimum-norm solution (``linalg.min_norm_solve``:
-    D_AA is singular where four coplanar corners of a face push, and a basic solution, one corner at zero, may
-    take another negative where the evenly spread one does not). Starting from the contacts the sweeps left
-    pushing (flags in ``scratch.kinds``), a contact whose multiplier comes out negative leaves A or a contact
-    left below its target joins it, one at a time (the most violated first); when neither happens, the
-    multipliers are taken and the displacement moved by their change. A pushing set whose gaps no multipliers
-    meet to SLOW_GAP (targets that conflict: a slider driven deep into one wall, its rebound target beyond the
-    other wall, off by millimetres; the squeezed card's nearly dependent set is met to about 1e-12 m) takes no
-    step. Returns True if a step was taken (the sweeps then confirm convergence)."""
+    """The gaps are linear in the multipliers, gap = dist + D lambda, D symmetric positive semidefinite, so the
+    correction is the linear complementarity problem lambda >= 0, gap - target >= 0, lambda (gap - target) = 0,
+    solved here directly from the sweeps' multipliers (``linalg.proximal_lcp``: D is singular where four coplanar
+    corners of a face push, four normals and three motions, and nearly so for a squeezed card) to
+    POSITION_TOLERANCE. A set whose targets conflict (a slider driven deep into one wall, its rebound target
+    beyond the other wall: no multipliers meet both) has no solution and takes no step. Returns True if a step
+    was taken (the sweeps then confirm convergence). Contacts the joints block (zero coupling) take no part."""
     base = world * (contacts.prev_geom1.size // contacts.count.size)
-    matrix, system = scratch.dense, scratch.system
-    rhs, solution, candidate, residual = (scratch.system_vectors[0], scratch.system_vectors[1],
-                                          scratch.system_vectors[2], scratch.system_vectors[3])
-    pushing, unknowns = scratch.kinds, scratch.unknowns
+    matrix, system, unknowns = scratch.dense, scratch.system, scratch.unknowns
+    target, multiplier = scratch.system_vectors[0], scratch.system_vectors[1]
+    n = 0
     for c in range(count):
-        pushing[c] = scratch.lam[c] > 0.0 and contacts.coupling[base + c, 0, 0] > 0.0
-    for _ in range(2 * count):
-        n = 0
-        for c in range(count):
-            if pushing[c]:
-                unknowns[n] = c
-                n += 1
-        for e in range(n):
-            c = unknowns[e]
-            rhs[e] = contacts.gap_target[base + c] - contacts.dist[base + c]
-            for f in range(n):
-                system[e, f] = matrix[c, unknowns[f]]
-        if not min_norm_solve(system, scratch.factor, n, rhs, solution, residual):
-            return False
-        for c in range(count):
-            candidate[c] = 0.0
-        for e in range(n):
-            candidate[unknowns[e]] = solution[e]
-        worst, which = 0.0, -1
-        for c in range(count):
-            i = base + c
-            if not contacts.coupling[i, 0, 0] > 0.0:
-                continue
-            gap = contacts.dist[i]
-            for e in range(n):
-                gap += matrix[c, unknowns[e]] * solution[e]
-            if pushing[c]:
-                if abs(gap - contacts.gap_target[i]) > SLOW_GAP:
-                    return False  # no multipliers meet the pushing set's gaps: the targets conflict
-                excess = -candidate[c] * contacts.coupling[i, 0, 0]
-            else:
-                excess = contacts.gap_target[i] - gap - POSITION_TOLERANCE
-            if excess > worst:
-                worst, which = excess, c
-        if which < 0:
-            for c in range(count):
-                i = base + c
-                change = candidate[c] - scratch.lam[c]
-                if change != 0.0:
-                    add_response(linkage.rows, bodies, state, world, scratch.displacement, contacts.body_a[i],
-                                 contacts.body_b[i], contacts.rows[i, 0], change, work.gradient, joined,
-                                 joined.response[c, 0])
-                scratch.lam[c] = candidate[c]
-            return True
-        pushing[which] = not pushing[which]
-    return False
+        if contacts.coupling[base + c, 0, 0] > 0.0:
+            unknowns[n] = c
+            multiplier[n] = scratch.lam[c]
+            target[n] = contacts.dist[base + c] - contacts.gap_target[base + c]
+            n += 1
+    for e in range(n):
+        for f in range(n):
+            system[e, f] = matrix[unknowns[e], unknowns[f]]
+    if n == 0 or proximal_lcp(system, n, target, multiplier, scratch.kinds, scratch.system_vectors[2:], scratch.factor,
+                              scratch.pivots, POSITION_TOLERANCE) < 0:
+        return False
+    for e in range(n):
+        c = unknowns[e]
+        i = base + c
+        change = multiplier[e] - scratch.lam[c]
+        if change != 0.0:
+            add_response(linkage.rows, bodies, state, world, scratch.displacement, contacts.body_a[i],
+                         contacts.body_b[i], contacts.rows[i, 0], change, work.gradient, joined,
+                         joined.response[c, 0])
+        scratch.lam[c] = multiplier[e]
+    return True
 
 
 @njit(cache=True)

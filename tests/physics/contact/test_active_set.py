@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mechgym.physics.contact.active_set import eliminate
+from mechgym.physics.linalg import eliminate
 
 
 def _solve(a, b):
