@@ -16,10 +16,12 @@ decisions of ``solve.contact_sweep`` (normal clamped at 0, static or kinetic fri
 of the impulses once at the end. The sweeps on the bodies then go on from there: they see a converged set and
 stop, or (with one-sided rows, which D leaves out) finish the solve. Sets with more than DENSE_CONTACTS
 touching contacts stay on the bodies. Every DIRECT_EVERY sweeps without convergence, the sticking points at
-their static limit that still slip are declared sliding (the rule of ``solve.update_sliding``, which otherwise
-waits for the sweeps to converge: sweeps that creep at 2.5e-8 m/s per sweep with two points of a squeezed card
-at the limit, slipping at 1e-6 m/s, never get there), and the equations of the active set the sweeps have found
-are solved directly (``contact.active_set``), which ends sweeps that stall.
+their static limit that still slip are declared sliding if their kinetic coefficient is their static one (the
+rule of ``solve.update_sliding``, which otherwise waits for the sweeps to converge: sweeps that creep at 2.5e-8
+m/s per sweep with two points of a squeezed card at the limit, slipping at 1e-6 m/s, never get there), and the
+equations of the active set the sweeps have found are solved directly (``contact.active_set``), which ends
+sweeps that stall; after SEARCH_AFTER sweeps a failed direct step is followed, once, by the search over every
+assignment of parts (``active_set.search_parts``).
 """
 
 from __future__ import annotations
@@ -87,14 +89,19 @@ def _sweep(contacts, scratch, m):
 
 
 @njit(cache=True)
-def _update_sliding(contacts, scratch, m):
-    """``solve.update_sliding`` on the contact-space rates: True if a sticking point at its static limit slips."""
+def _update_sliding(contacts, scratch, m, converged):
+    """``solve.update_sliding`` on the contact-space rates: True if a sticking point at its static limit slips.
+    Before the sweeps have ``converged``, only the points whose kinetic coefficient is their static one: for
+    them sliding changes how the solve parametrises the friction (``active_set``), not the cone, while a point
+    whose cone shrinks to mu_k < mu_s slides only if the converged solve has no static solution (a cube on a
+    slope below its static angle, whose sweeps saturate one corner on the way, would slide)."""
     rate = scratch.dense_rate
     changed = False
     for c in range(m):
         i = scratch.dense_index[c]
         p = contacts.impulse[i]
-        if (not contacts.sliding[i] and at_limit(p, contacts.static_friction[i])
+        if (not contacts.sliding[i] and (converged or contacts.friction[i] >= contacts.static_friction[i])
+                and at_limit(p, contacts.static_friction[i])
                 and math.sqrt(rate[3 * c + 1] ** 2 + rate[3 * c + 2] ** 2) > SLIP):
             contacts.sliding[i] = True
             changed = True
@@ -131,10 +138,10 @@ def sweep_contact_space(contacts, scratch, m):
     contacts ``scratch.dense_index`` from their impulses, with a direct step (``contact.active_set``) every
     DIRECT_EVERY sweeps. Returns m, or -m if they did not converge in MAX_SWEEPS."""
     for sweep in range(MAX_SWEEPS):
-        if _sweep(contacts, scratch, m) <= VELOCITY_TOLERANCE and not _update_sliding(contacts, scratch, m):
+        if _sweep(contacts, scratch, m) <= VELOCITY_TOLERANCE and not _update_sliding(contacts, scratch, m, True):
             return m
         if sweep % DIRECT_EVERY == DIRECT_EVERY - 1:
-            _update_sliding(contacts, scratch, m)
+            _update_sliding(contacts, scratch, m, False)
             if not direct_step(contacts, scratch, m) and sweep == SEARCH_AFTER - 1:
                 search_parts(contacts, scratch, m)
     return -m
