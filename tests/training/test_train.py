@@ -92,7 +92,10 @@ def test_an_interrupted_run_keeps_a_whole_checkpoint_and_resumes_to_its_target(t
     command = [sys.executable, str(ROOT / "training" / "train.py"), "--env", "mechgym/CubeDrop-v0", "--backend",
                "mujoco", "--hyperparams", str(tiny_hyperparams["ppo"]), "--timesteps", "100000", "--out", str(out),
                "--checkpoint-every", "128", "--no-progress"]
-    process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # (SIGINT back to its default in the child: a test run started as a background job of a non-interactive shell
+    # inherits it ignored, and the run would not see the Ctrl-C it simulates.)
+    process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     _wait_for_checkpoint(out, process, 256)
     process.send_signal(how)
     _, err = process.communicate(timeout=120)
