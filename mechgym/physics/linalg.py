@@ -92,7 +92,7 @@ def eliminate(a, b, n, rows, cols, x):
 
 
 @njit(cache=True)
-def principal_pivoting(a, n, ridge, q, member, z, w, factor, index, tolerance):
+def principal_pivoting(a, n, ridge, q, member, z, factor, index, tolerance):
     """The linear complementarity problem z >= 0, w = (a + ridge I) z + q >= 0, z . w = 0 over a[:n, :n] symmetric
     positive semidefinite and ridge > 0 (a positive definite matrix: the solution exists and is unique), by
     Murty's least-index principal pivoting from the basic set ``member`` (n,) int64 (1: z_i free, w_i = 0;
@@ -124,15 +124,13 @@ def principal_pivoting(a, n, ridge, q, member, z, w, factor, index, tolerance):
         broken = -1
         for i in range(n):
             if member[i]:
-                w[i] = 0.0
                 if z[i] * (a[i, i] + ridge) < -tolerance:
                     broken = i
                     break
             else:
-                value = q[i]
+                value = q[i]  # w_i
                 for e in range(m):
                     value += a[i, index[e]] * z[index[e]]
-                w[i] = value
                 if value < -tolerance:
                     broken = i
                     break
@@ -151,10 +149,10 @@ def proximal_lcp(a, n, q, z, member, vectors, factor, indices, tolerance):
     eigenvalue sigma of the free set's block only by eps / (sigma + eps) per iteration. So after each iteration the
     free set's own equations (a z + q)_i = 0 are solved for the change from z_{k+1} (``eliminate``: the unknowns
     of dependent equations keep their value), and that point is taken when it meets complementarity to
-    ``tolerance`` (the units of w; z_i scaled by a_ii). ``member`` (n,) int64, ``vectors`` (4, n), ``factor``
+    ``tolerance`` (the units of w; z_i scaled by a_ii). ``member`` (n,) int64, ``vectors`` (3, n), ``factor``
     (n, n), ``indices`` (2, n) int64: scratch. Returns the iterations used, or -1 if they ran out (no solution:
     the problem is infeasible) or a pivoting failed."""
-    shifted, w, trial, change = vectors[0], vectors[1], vectors[2], vectors[3]
+    shifted, trial, change = vectors[0], vectors[1], vectors[2]
     scale = 0.0
     for i in range(n):
         scale = max(scale, a[i, i])
@@ -163,7 +161,7 @@ def proximal_lcp(a, n, q, z, member, vectors, factor, indices, tolerance):
         for i in range(n):
             shifted[i] = q[i] - ridge * z[i]
             member[i] = 1 if z[i] > 0.0 else 0
-        if principal_pivoting(a, n, ridge, shifted, member, z, w, factor, indices[0], tolerance) < 0:
+        if principal_pivoting(a, n, ridge, shifted, member, z, factor, indices[0], tolerance) < 0:
             return -1
         m = 0
         for i in range(n):

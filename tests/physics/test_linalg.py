@@ -43,7 +43,7 @@ def test_an_indefinite_matrix_has_no_factor():
 def _lcp(a, q, start):
     n = q.size
     z = start.copy()
-    iterations = proximal_lcp(a, n, q, z, np.zeros(n, dtype=np.int64), np.zeros((4, n)), np.zeros((n, n)),
+    iterations = proximal_lcp(a, n, q, z, np.zeros(n, dtype=np.int64), np.zeros((3, n)), np.zeros((n, n)),
                               np.zeros((2, n), dtype=np.int64), 1e-13 * np.abs(q).max())
     return iterations, z
 

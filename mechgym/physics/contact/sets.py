@@ -157,8 +157,8 @@ class Scratch(NamedTuple):
     dense_index: np.ndarray  # (C,) int64 the touching contacts' flat indices, in the order of D's rows
     dense_ready: np.ndarray  # (1,) bool: D holds the current poses' and touching set's matrix
     system: np.ndarray  # (3C, 3C) the active set's equations (contact.active_set)
-    system_vectors: np.ndarray  # (6, 3C) their right-hand side, solution, candidate impulses and rates (the
-    #                             position correction's direct step: its targets, multipliers and 4 of scratch)
+    system_vectors: np.ndarray  # (5, 3C) their right-hand side, solution, candidate impulses and rates (the
+    #                             position correction's direct step: its targets, multipliers and 3 of scratch)
     unknowns: np.ndarray  # (3C,) int64 the rows of D that are unknowns
     pivots: np.ndarray  # (2, 3C) int64 row and column order of the elimination
     kinds: np.ndarray  # (C,) int64 each touching contact's part: open, sliding or sticking
@@ -178,7 +178,7 @@ class Scratch(NamedTuple):
                        np.zeros((8, 3)), grid_scratch(geoms), np.zeros((bodies, 6)),
                        np.zeros((3 * capacity, 3 * capacity)), np.zeros(3 * capacity), np.zeros(3 * capacity),
                        np.zeros(capacity, dtype=np.int64), np.zeros(1, dtype=np.bool_),
-                       np.zeros((3 * capacity, 3 * capacity)), np.zeros((6, 3 * capacity)),
+                       np.zeros((3 * capacity, 3 * capacity)), np.zeros((5, 3 * capacity)),
                        np.zeros(3 * capacity, dtype=np.int64), np.zeros((2, 3 * capacity), dtype=np.int64),
                        np.zeros(capacity, dtype=np.int64), np.zeros((capacity, 2)),
                        np.zeros(capacity, dtype=np.int64), np.zeros((capacity, 2)),
