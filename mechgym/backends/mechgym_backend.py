@@ -160,9 +160,10 @@ class MechgymSimulator(Simulator):
         joint's or connect's anchor rows, N m for its alignment and angle rows; for a rod or rope (a tendon's
         distance row) the tension in N, positive when it pulls. Zero before the first step."""
         engine = self.engine
-        rows = engine.linkage.rows
-        force = (self._state.impulse_position[0] + self._state.impulse_velocity[0]) / self._dt
-        force = np.where(rows.kind == DISTANCE, -force, force)
+        count = len(engine.owner)  # the constraint rows; the damper rows after them are no constraint
+        kind = engine.linkage.rows.kind[:count]
+        force = (self._state.impulse_position[0, :count] + self._state.impulse_velocity[0, :count]) / self._dt
+        force = np.where(kind == DISTANCE, -force, force)
         objects = {"joint": mujoco.mjtObj.mjOBJ_JOINT, "equality": mujoco.mjtObj.mjOBJ_EQUALITY,
                    "tendon": mujoco.mjtObj.mjOBJ_TENDON}
         grouped: dict[tuple[str, str], list[float]] = {}

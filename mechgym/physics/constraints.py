@@ -31,7 +31,8 @@ One step of length h (``step.advance`` runs these stages; the kicks are those of
   closing kick    v_{n+1} = v_half + h/2 a_{n+1}                                 (step.closing_kick)
   project         G(q_{n+1}) v_{n+1} = 0 for the active rows: one LU solve of G W G^T (equality rows;
                   one-sided rows by an active set)                               (this module)
-                  (with velocity-dependent forces the two alternate to a fixed point, see step.py)
+                  (with velocity-dependent forces the two alternate to a fixed point, see step.py;
+                  joint damping enters the projection itself as damper rows, see begin_projection)
 
 W is the inverse mass matrix: 1/m on the linear part and R diag(1/I) R^T (principal moments I) on the
 angular part. An impulse P (N s) along a gradient row adds P dg/dx / m to the COM velocity and P dg/dtheta
@@ -100,12 +101,15 @@ class Rows(NamedTuple):
     ref_a: np.ndarray  # (R, 3) unit: ANGLE zero-angle direction w (fixed in a, normal to e)
     offset: np.ndarray  # (R,) c: m (POINT), 1 (ALIGN), L: m (DISTANCE), rad (ANGLE)
     sense: np.ndarray  # (R,) int64: EQUALITY | LOWER (g >= 0) | UPPER (g <= 0)
+    # (R,) 0 for a constraint row; d > 0 (N s/m, N m s/rad) makes the row a damper of the coordinate g: no
+    # constraint, but the implicit half-step impulse -h/2 d G v' of the force -d dg/dt (see ``begin_projection``)
+    damping: np.ndarray
 
     @staticmethod
     def empty() -> Rows:
         vector = np.zeros((0, 3))
         index = np.zeros(0, dtype=np.int64)
-        return Rows(index, index, index, vector, vector, vector, vector, vector, np.zeros(0), index)
+        return Rows(index, index, index, vector, vector, vector, vector, vector, np.zeros(0), index, np.zeros(0))
 
     @staticmethod
     def concatenate(parts: list[Rows]) -> Rows:
@@ -114,15 +118,15 @@ class Rows(NamedTuple):
 
 
 def make_rows(kind, body_a, body_b, anchor_a=(0.0, 0.0, 0.0), anchor_b=(0.0, 0.0, 0.0), axis_a=(0.0, 0.0, 0.0),
-              axis_b=(0.0, 0.0, 0.0), ref_a=(0.0, 0.0, 0.0), offset=0.0, sense=EQUALITY) -> Rows:
+              axis_b=(0.0, 0.0, 0.0), ref_a=(0.0, 0.0, 0.0), offset=0.0, sense=EQUALITY, damping=0.0) -> Rows:
     """Rows from per-row values; scalars and single vectors are broadcast to the longest argument."""
     vectors = [np.atleast_2d(np.asarray(v, dtype=float)) for v in (anchor_a, anchor_b, axis_a, axis_b, ref_a)]
-    scalars = [np.atleast_1d(np.asarray(s)) for s in (kind, body_a, body_b, offset, sense)]
+    scalars = [np.atleast_1d(np.asarray(s)) for s in (kind, body_a, body_b, offset, sense, damping)]
     count = max([v.shape[0] for v in vectors] + [s.size for s in scalars])
-    kind, body_a, body_b, offset, sense = (np.broadcast_to(s, (count,)).copy() for s in scalars)
+    kind, body_a, body_b, offset, sense, damping = (np.broadcast_to(s, (count,)).copy() for s in scalars)
     anchor_a, anchor_b, axis_a, axis_b, ref_a = (np.broadcast_to(v, (count, 3)).copy() for v in vectors)
     return Rows(kind.astype(np.int64), body_a.astype(np.int64), body_b.astype(np.int64), anchor_a, anchor_b,
-                axis_a, axis_b, ref_a, offset.astype(float), sense.astype(np.int64))
+                axis_a, axis_b, ref_a, offset.astype(float), sense.astype(np.int64), damping.astype(float))
 
 
 class Solver(NamedTuple):
@@ -170,6 +174,8 @@ class Workspace(NamedTuple):
     kicked: np.ndarray  # (B,) bool: body received a SHAKE impulse since its last re-drift
     before: np.ndarray  # (B, 6) v, L before SHAKE's warm start (``_warm_start_shake``)
     threshold: np.ndarray  # (1,) velocity tolerance of the current projection, m/s or rad/s
+    # (R,) 1 / (half d) of each damper row in the current velocity projection (m/s per N s; 0: not taking part)
+    compliance: np.ndarray
 
     @staticmethod
     def empty(bodies: int, rows: int) -> Workspace:
@@ -186,7 +192,7 @@ def new_workspace(bodies, rows):
                      np.zeros((rows, 12)), np.zeros((rows, rows)), np.zeros((rows, rows)), index, index.copy(),
                      index.copy(), np.array([-1, 0]), np.zeros(rows, dtype=np.bool_), np.zeros(rows),
                      np.zeros(rows), np.zeros(rows), np.zeros(rows), np.zeros(bodies, dtype=np.bool_),
-                     np.zeros((bodies, 6)), np.zeros(1))
+                     np.zeros((bodies, 6)), np.zeros(1), np.zeros(rows))
 
 
 @njit(cache=True)
@@ -647,7 +653,8 @@ def _prepare_shake(rows, bodies, state, world, h, work):
     row's axis) couples to itself as 1/m + L^2 sin(theta) sin(theta_0) / I, negative when I << m L^2."""
     for r in range(rows.kind.size):
         _mobility(bodies, state, world, rows, r, work.start_gradient[r], work.mobility[r])
-        work.active[r] = _shared_coupling(rows, work.start_gradient, r, work.mobility, r) > 0.0
+        work.active[r] = rows.damping[r] == 0.0 and _shared_coupling(rows, work.start_gradient, r, work.mobility,
+                                                                      r) > 0.0
     _assemble(rows, work, h)
 
 
@@ -659,7 +666,8 @@ def _position_residuals(rows, state, world, work):
     for r in range(rows.kind.size):
         value = evaluate_row(rows, r, state, world, work.gradient[r])
         work.residual[r] = value
-        worst = _worse(worst, _acting_error(rows.sense[r], value, work.impulse_position[r]))
+        if rows.damping[r] == 0.0:
+            worst = _worse(worst, _acting_error(rows.sense[r], value, work.impulse_position[r]))
     return worst
 
 
@@ -734,12 +742,13 @@ def _row_impulse(rows, bodies, solver, state, world, h, work, r, value):
 @njit(cache=True)
 def block_end(rows, r):
     """End (exclusive) of the block of rows that starts at row r: the run of consecutive equality rows on the
-    same body pair, at most MAX_BLOCK long; a one-sided row is a block of its own (the trap variants' blocks)."""
+    same body pair, at most MAX_BLOCK long; a one-sided row or a damper is a block of its own (the trap variants'
+    blocks)."""
     end = r + 1
-    if rows.sense[r] != EQUALITY:
+    if rows.sense[r] != EQUALITY or rows.damping[r] != 0.0:
         return end
     while (end < rows.kind.size and end - r < MAX_BLOCK and rows.sense[end] == EQUALITY
-           and rows.body_a[end] == rows.body_a[r] and rows.body_b[end] == rows.body_b[r]):
+           and rows.damping[end] == 0.0 and rows.body_a[end] == rows.body_a[r] and rows.body_b[end] == rows.body_b[r]):
         end += 1
     return end
 
@@ -800,12 +809,16 @@ def _shake_row(rows, bodies, solver, state, world, h, work, r, impulse):
 @njit(cache=True)
 def _shake_sweeps(rows, bodies, solver, state, world, h, work):
     """SHAKE by sweeps over the rows, for the trap variants (see ``shake``): Jacobi (every row evaluated, then
-    all row impulses applied) or Gauss-Seidel over the blocks of ``block_end`` with the CURRENT gradients."""
+    all row impulses applied) or Gauss-Seidel over the blocks of ``block_end`` with the CURRENT gradients.
+    Dampers take no part."""
     count = rows.kind.size
     for sweep in range(solver.max_sweeps):
         worst = 0.0
         if solver.sweep == JACOBI:
             for r in range(count):
+                work.change[r] = 0.0
+                if rows.damping[r] != 0.0:
+                    continue
                 value = evaluate_row(rows, r, state, world, work.gradient[r])
                 work.change[r] = _row_impulse(rows, bodies, solver, state, world, h, work, r, value)
                 worst = _worse(worst, abs(value) if work.change[r] != 0.0 or rows.sense[r] == EQUALITY else 0.0)
@@ -815,7 +828,8 @@ def _shake_sweeps(rows, bodies, solver, state, world, h, work):
             r = 0
             while r < count:
                 end = block_end(rows, r)
-                worst = _worse(worst, _shake_block(rows, bodies, solver, state, world, h, work, r, end))
+                if rows.damping[r] == 0.0:
+                    worst = _worse(worst, _shake_block(rows, bodies, solver, state, world, h, work, r, end))
                 r = end
         if worst <= solver.tolerance:
             return sweep + 1
@@ -895,8 +909,9 @@ def project_velocity(rows, bodies, solver, state, world, h, work):
     the passes used (the last one only checks the residual: 2 after an exact solve), or -1 if not converged.
     (``begin_projection`` then ``projection_sweep`` until it returns no more than
     ``solver.velocity_tolerance``: solved together with contacts, each pass is interleaved with a contact
-    sweep, a block Gauss-Seidel between the rows, solved together, and the contacts.)"""
-    begin_projection(rows, bodies, solver, state, world, work)
+    sweep, a block Gauss-Seidel between the rows, solved together, and the contacts.) Dampers act over the
+    closing half-step h/2 (``begin_projection``)."""
+    begin_projection(rows, bodies, solver, state, world, 0.5 * h, work)
     for sweep in range(solver.max_sweeps):
         if projection_sweep(rows, bodies, state, world, work) <= solver.velocity_tolerance:
             return sweep + 1
@@ -904,23 +919,33 @@ def project_velocity(rows, bodies, solver, state, world, h, work):
 
 
 @njit(cache=True)
-def begin_projection(rows, bodies, solver, state, world, work):
+def begin_projection(rows, bodies, solver, state, world, half, work):
     """Set up the velocity projection at the current poses: each row's gradient G(q_{n+1}), W G^T and the
     matrix K = G W G^T, which rows take part (``work.active``, see ``project_velocity``), and the warm start:
     the previous step's impulse of each active row applied along its gradient (inactive rows start from
-    zero)."""
+    zero).
+
+    A damper row (damping d > 0) acts over the ``half`` seconds (s) of the closing kick: its impulse is the
+    trapezoidal rule's implicit half, P = -half d G v' at the projected velocity v', i.e. the soft row
+    G v' + c P = 0 with compliance c = 1 / (half d) on K's diagonal. Being linear in v', it is solved exactly
+    with the other rows and the contacts, where a fixed-point iteration around the whole projection would
+    contract by half d / m only (and not at all once that reaches 1). With ``half`` = 0 no damper acts."""
     for r in range(rows.kind.size):
         grad = work.gradient[r]
         value = evaluate_row(rows, r, state, world, grad)
         _mobility(bodies, state, world, rows, r, grad, work.mobility[r])
-        work.active[r] = (rows.sense[r] == EQUALITY or rows.sense[r] * value <= solver.tolerance
-                          or work.impulse_position[r] != 0.0) and _shared_coupling(rows, work.gradient, r,
-                                                                                    work.mobility, r) > 0.0
+        work.compliance[r] = 1.0 / (half * rows.damping[r]) if half > 0.0 and rows.damping[r] > 0.0 else 0.0
+        acting = work.compliance[r] > 0.0 if rows.damping[r] > 0.0 else (
+            rows.sense[r] == EQUALITY or rows.sense[r] * value <= solver.tolerance or work.impulse_position[r] != 0.0)
+        work.active[r] = acting and _shared_coupling(rows, work.gradient, r, work.mobility, r) > 0.0
         # Warm start from the previous step's impulse of an active row (its sign is already allowed).
         guess = work.impulse_velocity[r] if work.active[r] else 0.0
         work.impulse_velocity[r] = guess
         apply_impulse(bodies, state, world, rows.body_a[r], rows.body_b[r], grad, guess)
     _assemble(rows, work, 1.0)
+    for r in range(rows.kind.size):
+        if work.active[r]:
+            work.matrix[r, r] += work.compliance[r]
     work.threshold[0] = solver.velocity_tolerance
 
 
@@ -929,12 +954,13 @@ def projection_sweep(rows, bodies, state, world, work):
     """One pass of the velocity projection (after ``begin_projection``): the rates G v of the active rows at
     the current velocities, then, unless they already meet the tolerance, one ``_solve_pass`` (exact for the
     equality rows) whose impulses are added to ``work.impulse_velocity`` and applied. Returns the largest
-    |G v| it met over the rows that act (m/s or rad/s): converged when that is below
-    ``solver.velocity_tolerance``."""
+    |G v| it met over the rows that act (m/s or rad/s; a damper's residual is G v + c P): converged when that
+    is below ``solver.velocity_tolerance``."""
     worst = 0.0
     for r in range(rows.kind.size):
         if work.active[r]:
             rate = row_rate(rows, bodies, state, world, r, work.gradient[r], work.vectors[0])
+            rate += work.compliance[r] * work.impulse_velocity[r]
             work.residual[r] = rate
             worst = _worse(worst, _acting_error(rows.sense[r], rate, work.impulse_velocity[r]))
     if worst <= work.threshold[0]:

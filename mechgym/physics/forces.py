@@ -84,18 +84,19 @@ def new_coordinate_scratch(coordinates):
 
 
 @njit(cache=True)
-def coordinate_wrench(bodies, actuators, coordinates, state, world, ctrl, scratch, wrench):
-    """Add the joint damping and hinge/slide actuator forces (MuJoCo's qfrc_damper + qfrc_actuator on those
-    dofs) to the bodies' wrenches (B, 6). Per coordinate c: q = qpos0 + g (unwrapped against state.turns)
-    and qvel = G v of its measuring row; Q_c = -damping_c qvel + sum over its actuators of gear0 a with
-    a = actuator_force(l = gear0 q, v = gear0 qvel); Q acts on the two bodies as Q G (virtual work,
-    ``joints.add_coordinate_forces``)."""
+def coordinate_wrench(bodies, actuators, coordinates, state, world, ctrl, scratch, damped, wrench):
+    """Add the joint damping (when ``damped``) and hinge/slide actuator forces (MuJoCo's qfrc_damper +
+    qfrc_actuator on those dofs) to the bodies' wrenches (B, 6). Per coordinate c: q = qpos0 + g (unwrapped
+    against state.turns) and qvel = G v of its measuring row; Q_c = -damping_c qvel + sum over its actuators of
+    gear0 a with a = actuator_force(l = gear0 q, v = gear0 qvel); Q acts on the two bodies as Q G (virtual
+    work, ``joints.add_coordinate_forces``). The closing kick leaves the damping out: its damper rows apply it
+    implicitly (``constraints.begin_projection``)."""
     rows = coordinates.rows
     turns = state.turns[world]
     for c in range(rows.kind.size):
         scratch.value[c] = coordinate_value(coordinates, c, state, world, turns, scratch.grad)
         scratch.rate[c] = row_rate(rows, bodies, state, world, c, scratch.grad, scratch.omega)
-        scratch.force[c] = -coordinates.damping[c] * scratch.rate[c]
+        scratch.force[c] = -coordinates.damping[c] * scratch.rate[c] if damped else 0.0
     for i in range(actuators.coordinate.size):
         c = actuators.coordinate[i]
         if c < 0:

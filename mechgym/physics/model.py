@@ -77,7 +77,7 @@ class Environment(NamedTuple):
     wind: np.ndarray  # (3,) m/s, for the fluid forces
     fluid: bool  # any fluid force
     smooth: bool  # any fluid, damping or actuator force at all (else the smooth wrench is identically zero)
-    implicit: bool  # any force depends on velocity: the closing kick is solved by fixed-point iteration
+    implicit: bool  # a force other than hinge/slide damping depends on velocity: fixed-point closing kick
     coordinate_forces: bool  # any hinge/slide damping or actuator (evaluated on the coordinates' rows)
     contacts: bool  # some geoms can collide: the step finds and solves contacts (contact.py)
 
@@ -133,7 +133,8 @@ def build_model(model: mujoco.MjModel) -> EngineModel:
     gravity = np.zeros(3) if disabled & _DISABLE.mjDSBL_GRAVITY else model.opt.gravity.copy()
     fluid = bool(model.opt.density > 0 or model.opt.viscosity > 0) and mj_body.size > 0
     damped = bool(np.any(damping)) or bool(np.any(coordinates.damping))
-    implicit = fluid or damped or bool(np.any(actuators.gain_vel) or np.any(actuators.bias_vel))
+    # (hinge/slide damping is implicit through its damper rows, constraints.begin_projection)
+    implicit = fluid or bool(np.any(damping)) or bool(np.any(actuators.gain_vel) or np.any(actuators.bias_vel))
     smooth = fluid or damped or actuators.body.size > 0
     coordinate_forces = bool(np.any(coordinates.damping)) or bool(np.any(actuators.coordinate >= 0))
     contacts = colliding_pairs(model)[0].size > 0

@@ -22,14 +22,16 @@ the contacts and the rows' blocks in turn until both are converged: one velocity
 
 F, T: smooth (fluid, damping, actuator) wrenches about the COM; J: exact impulses of the applied force
 windows over the half-step each kick serves; g: gravity. The closing kick is implicit in the velocity
-when any force depends on it, and is solved by fixed-point iteration: the map v' -> v + h/2 F(v')/m
-contracts with factor about h |dF/dv| / (2m), and each iteration gains that factor, so iterating to
-round-off keeps the step second order (trapezoidal in the velocity-dependent forces). From the third
+when any force depends on it. Hinge and slide joint damping, linear in v', is solved exactly with the
+joints and the contacts: each damped coordinate has a damper row whose impulse is the kick's -h/2 d G v'
+(``constraints.begin_projection``), so that the closing kick leaves it out. Every other velocity-dependent
+force (fluid, free-joint damping, actuators' kv) is solved by fixed-point iteration: the map
+v' -> v + h/2 F(v')/m contracts with factor about h |dF/dv| / (2m), and each iteration gains that factor, so
+iterating to round-off keeps the step second order (trapezoidal in the velocity-dependent forces). From the third
 iterate on, Anderson's acceleration of depth 1 mixes the last two images, u <- T(u_k) - gamma (T(u_k) -
 T(u_{k-1})), gamma = r_k . (r_k - r_{k-1}) / |r_k - r_{k-1}|^2 (r = T(u) - u, in the kinetic-energy
-metric), which is exact when the map is linear along one direction (a servo's damping on a light finger pad,
-factor 0.2: 11 iterates per step -> 4), and which makes the iteration converge where the plain one cannot
-(factor 1 and more: the gripper's 50 g pads on 20 N s/m of damping at h = 5 ms). Without
+metric), which is exact when the map is linear along one direction (a servo's kv on a light body), and which
+makes the iteration converge where the plain one cannot (factor 1 and more). Without
 velocity-dependent forces one evaluation is exact, and a constant acceleration is integrated exactly:
 c_{k+1} = c_k + h v_k + h^2 a / 2.
 
@@ -113,7 +115,7 @@ def resting_forces(bodies, actuators, env, linkage, state, world, ctrl):
         smooth_wrench(bodies, actuators, env, state, world, ctrl, np.empty((nbody, FRAME_SIZE)), wrench)
         if env.coordinate_forces:
             coordinate_wrench(bodies, actuators, linkage.coordinates, state, world, ctrl,
-                              new_coordinate_scratch(linkage.coordinates.rows.kind.size), wrench)
+                              new_coordinate_scratch(linkage.coordinates.rows.kind.size), True, wrench)
     return wrench
 
 
@@ -150,7 +152,7 @@ def closing_kick(bodies, actuators, env, linkage, constrained, state, world, ctr
         if iteration > 0:
             smooth_wrench(bodies, actuators, env, state, world, ctrl, frames, wrench)
             if env.coordinate_forces:
-                coordinate_wrench(bodies, actuators, linkage.coordinates, state, world, ctrl, scratch, wrench)
+                coordinate_wrench(bodies, actuators, linkage.coordinates, state, world, ctrl, scratch, False, wrench)
         converged = iteration > 0
         along, across = 0.0, 0.0  # r . dr, dr . dr in the kinetic-energy metric
         for b in range(start.shape[0]):
@@ -293,7 +295,7 @@ def advance(bodies, actuators, env, linkage, geoms, windows, state, contacts, co
                 smooth_wrench(bodies, actuators, env, state, world, ctrl[world], frames, wrench)
                 if env.coordinate_forces:
                     coordinate_wrench(bodies, actuators, linkage.coordinates, state, world, ctrl[world], scratch,
-                                      wrench)
+                                      True, wrench)
             window_impulse(windows, world, t0, t_mid, impulse)
             opening_kick(bodies, env, state, world, half, wrench, impulse)
             if contacting:
@@ -322,7 +324,7 @@ def advance(bodies, actuators, env, linkage, geoms, windows, state, contacts, co
                         smooth_wrench(bodies, actuators, env, state, world, ctrl[world], frames, wrench)
                         if env.coordinate_forces:
                             coordinate_wrench(bodies, actuators, linkage.coordinates, state, world, ctrl[world],
-                                              scratch, wrench)
+                                              scratch, False, wrench)
                     opening_kick(bodies, env, state, world, half, wrench, impulse)
                     if constrained and project_velocity(rows, bodies, solver, state, world, h, work) < 0:
                         code = NOT_PROJECTED

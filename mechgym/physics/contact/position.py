@@ -106,7 +106,7 @@ def correct_positions(linkage, bodies, state, world, contacts, scratch, work, jo
     constrained = rows.kind.size > 0
     if constrained:
         _evaluate_rows(rows, state, world, work.gradient, joined.value)
-        factor_rows(rows, bodies, state, world, work.gradient, joined)
+        factor_rows(rows, bodies, state, world, work.gradient, joined.rigid, joined)
     for c in range(count):
         i = base + c
         scratch.lam[c] = 0.0
@@ -238,11 +238,12 @@ def _within(contacts, world, scratch, slack):
 
 @njit(cache=True)
 def _evaluate_rows(rows, state, world, gradient, value):
-    """value[r] = g_r and gradient[r] = G_r at the current poses; returns the largest |g| of the equality rows."""
+    """value[r] = g_r and gradient[r] = G_r at the current poses; returns the largest |g| of the equality rows
+    (dampers constrain nothing)."""
     worst = 0.0
     for r in range(rows.kind.size):
         value[r] = evaluate_row(rows, r, state, world, gradient[r])
-        if rows.sense[r] == EQUALITY:
+        if rows.sense[r] == EQUALITY and rows.damping[r] == 0.0:
             worst = max(worst, abs(value[r]))
     return worst
 
@@ -262,7 +263,7 @@ def _restore_rows(linkage, bodies, state, world, work, joined):
         if worst <= linkage.solver.tolerance:
             return True
         if worst > SLOW_GAIN * previous:
-            factor_rows(rows, bodies, state, world, work.gradient, joined)
+            factor_rows(rows, bodies, state, world, work.gradient, joined.rigid, joined)
         previous = worst
         for r in range(rows.kind.size):
             joined.value[r] = -joined.value[r]

@@ -85,7 +85,7 @@ def begin_solve(linkage, bodies, state, world, contacts, scratch, work, joined, 
         return
     rows = linkage.rows
     if rows.kind.size > 0:
-        factor_rows(rows, bodies, state, world, work.gradient, joined)
+        factor_rows(rows, bodies, state, world, work.gradient, work.compliance, joined)
     for i in range(base, base + min(contacts.count[world], capacity)):
         for k in range(3):
             contacts.impulse[i, k] = 0.0
@@ -322,7 +322,7 @@ def _rest_reactions(linkage, bodies, env, state, world, h, wrench, contacts, scr
         held[r] = work.impulse_velocity[r]
         work.impulse_velocity[r] = 0.0
     if rows.kind.size > 0:
-        begin_projection(rows, bodies, linkage.solver, state, world, work)
+        begin_projection(rows, bodies, linkage.solver, state, world, 0.0, work)
     sweeps = solve_contacts(linkage, bodies, state, world, h, contacts, scratch, work, joined, False)
     capacity = contacts.prev_geom1.size // contacts.count.size
     for i in range(world * capacity, world * capacity + min(contacts.count[world], capacity)):

@@ -42,7 +42,7 @@ def test_each_column_is_the_joined_response_to_a_unit_impulse():
     state = State(*(a.copy() for a in sim._state))
     capacity = contacts.geom1.size // contacts.count.size
     work, joined = Workspace.empty(nbody, nrows), Joined.empty(capacity, nrows, nbody)
-    begin_projection(linkage.rows, engine.bodies, linkage.solver, state, 0, work)
+    begin_projection(linkage.rows, engine.bodies, linkage.solver, state, 0, 0.0, work)
     begin_solve(linkage, engine.bodies, state, 0, contacts, scratch, work, joined, False)
     touching = [i for i in range(int(contacts.count[0])) if contacts.active[i]]
     m = len(touching)
