@@ -89,8 +89,9 @@ def coordinate_wrench(bodies, actuators, coordinates, state, world, ctrl, scratc
     qfrc_actuator on those dofs) to the bodies' wrenches (B, 6). Per coordinate c: q = qpos0 + g (unwrapped
     against state.turns) and qvel = G v of its measuring row; Q_c = -damping_c qvel + sum over its actuators of
     gear0 a with a = actuator_force(l = gear0 q, v = gear0 qvel); Q acts on the two bodies as Q G (virtual
-    work, ``joints.add_coordinate_forces``). The closing kick leaves the damping out: its damper rows apply it
-    implicitly (``constraints.begin_projection``)."""
+    work, ``joints.add_coordinate_forces``). The closing kick (``damped`` False) leaves out what the damper rows
+    apply implicitly (``constraints.begin_projection``): the joint damping and the velocity term of each
+    ``actuators.damper``."""
     rows = coordinates.rows
     turns = state.turns[world]
     for c in range(rows.kind.size):
@@ -103,7 +104,8 @@ def coordinate_wrench(bodies, actuators, coordinates, state, world, ctrl, scratc
             continue
         gear = actuators.gear[i, 0]
         length = gear * (coordinates.qpos0[c] + scratch.value[c])
-        scratch.force[c] += gear * actuator_force(actuators, i, ctrl, length, gear * scratch.rate[c])
+        rate = scratch.rate[c] if damped or not actuators.damper[i] else 0.0
+        scratch.force[c] += gear * actuator_force(actuators, i, ctrl, length, gear * rate)
     add_coordinate_forces(coordinates, state, world, scratch.force, scratch.grad, wrench)
 
 

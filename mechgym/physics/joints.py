@@ -95,8 +95,8 @@ class Linkage(NamedTuple):
 class Constraints(NamedTuple):
     """Everything ``build_constraints`` derives from a model."""
 
-    rows: Rows  # the constraint rows, then one damper row per damped hinge/slide coordinate
-    owner: list  # per constraint row: (MJCF element kind "joint" | "equality" | "tendon", MuJoCo id)
+    rows: Rows
+    owner: list  # (R,) per row: (MJCF element kind "joint" | "equality" | "tendon", MuJoCo id)
     coordinates: Coordinates
 
 
@@ -377,18 +377,18 @@ def _concatenate(parts) -> Rows:
     return Rows.concatenate(parts) if parts else Rows.empty()
 
 
-def _damper_rows(coordinates: Coordinates) -> Rows:
-    """A copy of the measuring row of every hinge/slide coordinate with joint damping, carrying that damping."""
-    damped = np.flatnonzero(coordinates.damping > 0.0)
+def damper_rows(coordinates: Coordinates, damping: np.ndarray) -> Rows:
+    """A damper row (``constraints.begin_projection``) for every hinge/slide coordinate with a damping
+    ``damping`` (C,) > 0 (N s/m, N m s/rad): a copy of its measuring row, carrying that damping."""
+    damped = np.flatnonzero(damping > 0.0)
     rows = Rows(*(np.asarray(field)[damped] for field in coordinates.rows))
-    return rows._replace(damping=coordinates.damping[damped].copy())
+    return rows._replace(damping=damping[damped].astype(float))
 
 
 def build_constraints(model: mujoco.MjModel, body_index: np.ndarray) -> Constraints:
-    """Rows for every joint, active equality and limited or rod tendon of ``model``, then the damper rows of
-    its damped hinge and slide joints; ``body_index`` (nbody,) maps each MuJoCo body to its engine body (-1 for
-    the world and static bodies). Raises ``SceneError`` (joint/equality/tendon.unsupported) naming the element
-    for anything else."""
+    """Rows for every joint, active equality and limited or rod tendon of ``model``; ``body_index`` (nbody,)
+    maps each MuJoCo body to its engine body (-1 for the world and static bodies). Raises ``SceneError``
+    (joint/equality/tendon.unsupported) naming the element for anything else."""
     builder = _Builder(model, np.asarray(body_index))
     for b in range(1, model.nbody):
         builder.body(b)
@@ -397,9 +397,7 @@ def build_constraints(model: mujoco.MjModel, body_index: np.ndarray) -> Constrai
             builder.equality(e)
     for t in range(model.ntendon):
         builder.tendon(t)
-    coordinates = builder.coordinates()
-    rows = Rows.concatenate([_concatenate(builder.parts), _damper_rows(coordinates)])
-    return Constraints(rows, builder.owner, coordinates)
+    return Constraints(_concatenate(builder.parts), builder.owner, builder.coordinates())
 
 
 def state_from_mujoco(model: mujoco.MjModel, data: mujoco.MjData, body_index: np.ndarray, state, world: int):

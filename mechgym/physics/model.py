@@ -18,9 +18,9 @@ import mujoco
 import numpy as np
 
 from .actuators import JOINT_AXES, PARENT_AXES, SITE_AXES
-from .constraints import Solver
+from .constraints import Rows, Solver
 from .contact import Geoms, contact_geoms
-from .joints import Coordinates, Linkage, build_constraints
+from .joints import Coordinates, Linkage, build_constraints, damper_rows
 from .support import check_supported, colliding_pairs
 
 _DISABLE = mujoco.mjtDisableBit
@@ -67,6 +67,9 @@ class Actuators(NamedTuple):
     ctrl_limited: np.ndarray  # (U,) bool
     ctrl_range: np.ndarray  # (U, 2)
     force_limited: np.ndarray  # (U,) bool
+    # (U,) bool: a hinge/slide actuator whose force is linear in the velocity, with slope bias_vel < 0 (a servo's
+    # kv, no force limit, gain_vel = 0): its gear0^2 |bias_vel| is damping of the coordinate's damper row
+    damper: np.ndarray
     force_range: np.ndarray  # (U, 2) N or N m
 
 
@@ -77,7 +80,7 @@ class Environment(NamedTuple):
     wind: np.ndarray  # (3,) m/s, for the fluid forces
     fluid: bool  # any fluid force
     smooth: bool  # any fluid, damping or actuator force at all (else the smooth wrench is identically zero)
-    implicit: bool  # a force other than hinge/slide damping depends on velocity: fixed-point closing kick
+    implicit: bool  # a force depends on velocity other than through damper rows: fixed-point closing kick
     coordinate_forces: bool  # any hinge/slide damping or actuator (evaluated on the coordinates' rows)
     contacts: bool  # some geoms can collide: the step finds and solves contacts (contact.py)
 
@@ -133,13 +136,20 @@ def build_model(model: mujoco.MjModel) -> EngineModel:
     gravity = np.zeros(3) if disabled & _DISABLE.mjDSBL_GRAVITY else model.opt.gravity.copy()
     fluid = bool(model.opt.density > 0 or model.opt.viscosity > 0) and mj_body.size > 0
     damped = bool(np.any(damping)) or bool(np.any(coordinates.damping))
-    # (hinge/slide damping is implicit through its damper rows, constraints.begin_projection)
-    implicit = fluid or bool(np.any(damping)) or bool(np.any(actuators.gain_vel) or np.any(actuators.bias_vel))
+    # Hinge/slide damping and the servos' kv act through damper rows (constraints.begin_projection); the other
+    # velocity-dependent forces make the closing kick a fixed-point iteration (step.closing_kick).
+    coordinate_damping = coordinates.damping.copy()
+    for i in np.flatnonzero(actuators.damper):
+        coordinate_damping[actuators.coordinate[i]] -= actuators.gear[i, 0] ** 2 * actuators.bias_vel[i]
+    undamped = ~actuators.damper
+    implicit = fluid or bool(np.any(damping)) or bool(np.any(actuators.gain_vel[undamped])
+                                                        or np.any(actuators.bias_vel[undamped]))
     smooth = fluid or damped or actuators.body.size > 0
     coordinate_forces = bool(np.any(coordinates.damping)) or bool(np.any(actuators.coordinate >= 0))
     contacts = colliding_pairs(model)[0].size > 0
     env = Environment(gravity, model.opt.wind.copy(), fluid, smooth, implicit, coordinate_forces, contacts)
-    linkage = Linkage(constraints.rows, coordinates, Solver())
+    rows = Rows.concatenate([constraints.rows, damper_rows(coordinates, coordinate_damping)])
+    linkage = Linkage(rows, coordinates, Solver())
 
     data = mujoco.MjData(model)
     mujoco.mj_kinematics(model, data)
@@ -186,6 +196,9 @@ def _actuators(model: mujoco.MjModel, body_index: np.ndarray, coordinates: Coord
     affine_gain = model.actuator_gaintype[:count] == int(mujoco.mjtGain.mjGAIN_AFFINE)
     affine_bias = model.actuator_biastype[:count] == int(mujoco.mjtBias.mjBIAS_AFFINE)
     trn = model.actuator_trntype[:count]
+    force_limited = model.actuator_forcelimited[:count].astype(bool)
+    gain_vel = np.where(affine_gain, gain[:, 2], 0.0)
+    bias_vel = np.where(affine_bias, bias[:, 2], 0.0)
     target = model.actuator_trnid[:count, 0]
     axes = np.full(count, JOINT_AXES, dtype=np.int64)
     axes[trn == int(mujoco.mjtTrn.mjTRN_JOINTINPARENT)] = PARENT_AXES
@@ -211,12 +224,13 @@ def _actuators(model: mujoco.MjModel, body_index: np.ndarray, coordinates: Coord
         gear=model.actuator_gear[:count].copy(),
         gain0=gain[:, 0].copy(),
         gain_len=np.where(affine_gain, gain[:, 1], 0.0),
-        gain_vel=np.where(affine_gain, gain[:, 2], 0.0),
+        gain_vel=gain_vel,
         bias0=np.where(affine_bias, bias[:, 0], 0.0),
         bias_len=np.where(affine_bias, bias[:, 1], 0.0),
-        bias_vel=np.where(affine_bias, bias[:, 2], 0.0),
+        bias_vel=bias_vel,
         ctrl_limited=model.actuator_ctrllimited[:count].astype(bool) & clamp,
         ctrl_range=model.actuator_ctrlrange[:count].copy(),
-        force_limited=model.actuator_forcelimited[:count].astype(bool),
+        force_limited=force_limited,
         force_range=model.actuator_forcerange[:count].copy(),
+        damper=(coordinate >= 0) & ~force_limited & (gain_vel == 0.0) & (bias_vel < 0.0),
     )

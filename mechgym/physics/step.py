@@ -22,10 +22,11 @@ the contacts and the rows' blocks in turn until both are converged: one velocity
 
 F, T: smooth (fluid, damping, actuator) wrenches about the COM; J: exact impulses of the applied force
 windows over the half-step each kick serves; g: gravity. The closing kick is implicit in the velocity
-when any force depends on it. Hinge and slide joint damping, linear in v', is solved exactly with the
-joints and the contacts: each damped coordinate has a damper row whose impulse is the kick's -h/2 d G v'
-(``constraints.begin_projection``), so that the closing kick leaves it out. Every other velocity-dependent
-force (fluid, free-joint damping, actuators' kv) is solved by fixed-point iteration: the map
+when any force depends on it. Hinge and slide joint damping and the kv of their servos (``Actuators.damper``),
+linear in v', are solved exactly with the joints and the contacts: each damped coordinate has a damper row
+whose impulse is the kick's -h/2 d G v' (``constraints.begin_projection``), so that the closing kick leaves
+them out. Every other velocity-dependent force (fluid, free-joint damping, free-joint and site actuators' kv,
+force-limited servos) is solved by fixed-point iteration: the map
 v' -> v + h/2 F(v')/m contracts with factor about h |dF/dv| / (2m), and each iteration gains that factor, so
 iterating to round-off keeps the step second order (trapezoidal in the velocity-dependent forces). From the third
 iterate on, Anderson's acceleration of depth 1 mixes the last two images, u <- T(u_k) - gamma (T(u_k) -

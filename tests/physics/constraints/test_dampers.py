@@ -88,3 +88,24 @@ def test_dampers_are_no_constraint_forces():
     forces = sim.constraint_forces()
     assert set(forces) == {("joint", "rail"), ("joint", "finger")}
     assert all(f.size == 5 for f in forces.values())  # a slide's five rows: two positions, three alignments
+
+
+def test_a_servos_kv_and_the_joint_damping_add_in_one_damper_row():
+    """A position servo (kp, kv, gear 2) on a damped slide: the joint feels f = g kp u - g^2 kp q - (d + g^2 kv)
+    qdot, whose velocity part the damper row carries (h (d + g^2 kv) / (2 m) = 3 at 10 ms), the spring part
+    the kicks; 40 steps follow the trapezoidal map of that one-coordinate system."""
+    m, d, kp, kv, gear, u, h = 1.0, 200.0, 40.0, 25.0, 2.0, 0.3, 0.01
+    scene = ('<mujoco><option gravity="0 0 -9.81"><flag contact="disable"/></option><worldbody><body>'
+             f'<joint name="x" type="slide" axis="1 0 0" damping="{d}"/><geom type="sphere" size="0.1" mass="{m}"/>'
+             f'</body></worldbody><actuator><position joint="x" kp="{kp}" kv="{kv}" gear="{gear}"/></actuator>'
+             f'<keyframe><key qpos="0.1" qvel="-1" ctrl="{u}"/></keyframe></mujoco>')
+    sim = mechgym.load(scene, backend="mechgym", dt=h)
+    sim.step(40)
+    stiffness, damping, push = gear ** 2 * kp, d + gear ** 2 * kv, gear * kp * u
+    q, qdot = 0.1, -1.0
+    for _ in range(40):
+        half = qdot + 0.5 * h * (push - stiffness * q - damping * qdot) / m
+        q += h * half
+        qdot = (half + 0.5 * h * (push - stiffness * q) / m) / (1.0 + 0.5 * h * damping / m)
+    assert sim.qpos[0] == pytest.approx(q, rel=0, abs=1e-14)
+    assert sim.qvel[0] == pytest.approx(qdot, rel=0, abs=1e-13)
