@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 
 from .actuators import actuator_force, actuator_wrench
-from .constraints import row_rate
+from .constraints import evaluate_row, row_rate
 from .joints import add_coordinate_forces, coordinate_value
 from .kinematics import BODY_QUAT, OFFSET, OMEGA_LOCAL, ORIGIN_VEL, add_wrench_at, derive_frame
 from .rotation import rot
@@ -107,6 +107,22 @@ def coordinate_wrench(bodies, actuators, coordinates, state, world, ctrl, scratc
         rate = scratch.rate[c] if damped or not actuators.damper[i] else 0.0
         scratch.force[c] += gear * actuator_force(actuators, i, ctrl, length, gear * rate)
     add_coordinate_forces(coordinates, state, world, scratch.force, scratch.grad, wrench)
+
+
+@njit(cache=True)
+def damper_wrench(rows, bodies, state, world, grad, omega, wrench):
+    """Add the force of every damper row (``constraints.begin_projection``) at the current velocities,
+    Q = -d G v along its gradient, to the bodies' wrenches (B, 6): what the closing kick left to those rows, as
+    the next opening kick applies it. ``grad`` (12,), ``omega`` (3,): scratch."""
+    for r in range(rows.kind.size):
+        if rows.damping[r] == 0.0:
+            continue
+        evaluate_row(rows, r, state, world, grad)
+        force = -rows.damping[r] * row_rate(rows, bodies, state, world, r, grad, omega)
+        for side, body in ((0, rows.body_a[r]), (1, rows.body_b[r])):
+            if body >= 0:
+                for i in range(6):
+                    wrench[body, i] += force * grad[6 * side + i]
 
 
 @njit(cache=True, inline="always")

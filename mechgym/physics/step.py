@@ -76,7 +76,7 @@ from .contact import (
     solve_contacts,
     warm_start,
 )
-from .forces import coordinate_wrench, new_coordinate_scratch, smooth_wrench, window_impulse
+from .forces import coordinate_wrench, damper_wrench, new_coordinate_scratch, smooth_wrench, window_impulse
 from .joints import update_turns
 from .kinematics import FRAME_SIZE
 from .rotation import free_rotor_drift
@@ -332,9 +332,13 @@ def advance(bodies, actuators, env, linkage, geoms, windows, state, contacts, co
                     elif contacting and solve_contacts(linkage, bodies, state, world, h, contacts, contact_scratch,
                                                        work, joined, False) < 0:
                         code = CONTACTS_NOT_SOLVED
-            if code == OK and contacting and settle_contacts(linkage, bodies, env, state, world, h, wrench, contacts,
-                                                             contact_scratch, work, joined, saved_impulses) < 0:
-                code = CONTACTS_NOT_SOLVED
+            if code == OK and contacting:
+                # settle_contacts balances the next opening kick's smooth forces: the dampers' at v' too
+                if constrained:
+                    damper_wrench(rows, bodies, state, world, scratch.grad, scratch.omega, wrench)
+                if settle_contacts(linkage, bodies, env, state, world, h, wrench, contacts, contact_scratch, work,
+                                   joined, saved_impulses) < 0:
+                    code = CONTACTS_NOT_SOLVED
             if code == OK and not _finite(state, world):
                 code = NON_FINITE
             if code != OK:

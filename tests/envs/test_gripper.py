@@ -127,15 +127,15 @@ def engine_episodes():
 @pytest.mark.slow
 def test_on_the_in_house_engine_the_pick_and_lift_script_never_passes_through_or_drops_the_card(engine_episodes):
     """Every episode that the engine completes is a success; the others end in "diverged", the engine's
-    contact solve failing at the pinch or the start of the lift (Engine IV's issue). Measured: 9 of 10 (seed 9
-    fails at the pinch); the bound leaves one seed for the episodes' sensitivity to round-off (seed 6 failed
-    before the contact-space search of parts, and with it alone all 10 lifted)."""
+    contact solve failing at the pinch or the start of the lift (Engine IV's issue). Measured: 8 of 10 (seeds 0
+    and 7 fail at the pinch; which seeds fail changes with any change of round-off: 9 of 10 before the damper
+    rows, with seed 9 failing; over seeds 0-39, 34 of 40 with them and 33 of 40 before)."""
     assert all(e.success or e.failure == "diverged" for e in engine_episodes), engine_episodes
     assert sum(e.success for e in engine_episodes) >= 8
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(reason="Engine IV: the contact solve fails at the pinch of seed 9 of 0-9", strict=False)
+@pytest.mark.xfail(reason="Engine IV: the contact solve fails at the pinch of seeds 0 and 7 of 0-9", strict=False)
 def test_on_the_in_house_engine_the_pick_and_lift_script_lifts_the_card_from_every_start(engine_episodes):
     assert all(e.success for e in engine_episodes), [e for e in engine_episodes if not e.success]
 

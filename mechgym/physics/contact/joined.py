@@ -186,12 +186,16 @@ def join_rows(rows, bodies, state, world, gradient, joined, a, b, directions, co
 
 
 @njit(cache=True)
-def apply_joined(rows, bodies, state, world, gradient, joined, response, amount, impulses):
+def apply_joined(rows, bodies, state, world, gradient, joined, response, amount, impulses, damper_impulses):
     """The equality rows' part of a joined response: impulses -amount A^{-1} y (``response`` = A^{-1} y) along
-    their gradients, accumulated into ``impulses`` (R,) (the rows' impulses of the solve)."""
+    their gradients, accumulated into ``impulses`` (R,) for the constraint rows and ``damper_impulses`` (R,) for
+    the dampers, whose residual G v + c P counts every share (an impact's too) to stay kept."""
     for r in range(rows.kind.size):
         if joined.dependent[r] or response[r] == 0.0:
             continue
         share = -amount * response[r]
-        impulses[r] += share
+        if rows.damping[r] > 0.0:
+            damper_impulses[r] += share
+        else:
+            impulses[r] += share
         apply_impulse(bodies, state, world, rows.body_a[r], rows.body_b[r], gradient[r], share)

@@ -39,7 +39,8 @@ def warm_start(bodies, state, world, h, contacts):
 def _apply_rows(linkage, bodies, state, world, contacts, i, p0, p1, p2, work, joined):
     """Impulses p0, p1, p2 (N s) along contact i's normal and tangent rows; with constraint rows, the joined
     response (``contact.joined``): the equality rows' impulses that keep them satisfied go with them, into
-    ``work.impulse_velocity`` (the rows' impulses of the step), or for an impact into ``joined.impact_shares``."""
+    ``work.impulse_velocity`` (the rows' impulses of the step), or for an impact into ``joined.impact_shares``
+    (the dampers' shares always into ``work.impulse_velocity``: ``joined.apply_joined``)."""
     a, b = contacts.body_a[i], contacts.body_b[i]
     c = i % (contacts.prev_geom1.size // contacts.count.size)
     rows = linkage.rows
@@ -49,7 +50,7 @@ def _apply_rows(linkage, bodies, state, world, contacts, i, p0, p1, p2, work, jo
         apply_impulse(bodies, state, world, a, b, contacts.rows[i, k], amount)
         if rows.kind.size > 0:
             apply_joined(rows, bodies, state, world, work.gradient, joined, joined.response[c, k], amount,
-                         joined.impact_shares if contacts.impact[i] else work.impulse_velocity)
+                         joined.impact_shares if contacts.impact[i] else work.impulse_velocity, work.impulse_velocity)
 
 
 @njit(cache=True)
