@@ -14,7 +14,7 @@ from numba import njit
 
 from .actuators import actuator_force, actuator_wrench
 from .constraints import evaluate_row, row_rate
-from .joints import add_coordinate_forces, coordinate_value
+from .joints import add_coordinate_forces, add_row_force, coordinate_value
 from .kinematics import BODY_QUAT, OFFSET, OMEGA_LOCAL, ORIGIN_VEL, add_wrench_at, derive_frame
 from .rotation import rot
 
@@ -118,11 +118,7 @@ def damper_wrench(rows, bodies, state, world, grad, omega, wrench):
         if rows.damping[r] == 0.0:
             continue
         evaluate_row(rows, r, state, world, grad)
-        force = -rows.damping[r] * row_rate(rows, bodies, state, world, r, grad, omega)
-        for side, body in ((0, rows.body_a[r]), (1, rows.body_b[r])):
-            if body >= 0:
-                for i in range(6):
-                    wrench[body, i] += force * grad[6 * side + i]
+        add_row_force(rows, r, grad, -rows.damping[r] * row_rate(rows, bodies, state, world, r, grad, omega), wrench)
 
 
 @njit(cache=True, inline="always")

@@ -488,10 +488,16 @@ def add_coordinate_forces(coordinates, state, world, forces, grad, wrench):
     +Q e at the child's anchor and its reaction on the parent. ``grad`` (12,): scratch."""
     rows = coordinates.rows
     for c in range(rows.kind.size):
-        if forces[c] == 0.0:
-            continue
-        evaluate_row(rows, c, state, world, grad)
-        for side, body in ((0, rows.body_a[c]), (1, rows.body_b[c])):
-            if body >= 0:
-                for i in range(6):
-                    wrench[body, i] += forces[c] * grad[6 * side + i]
+        if forces[c] != 0.0:
+            evaluate_row(rows, c, state, world, grad)
+            add_row_force(rows, c, grad, forces[c], wrench)
+
+
+@njit(cache=True)
+def add_row_force(rows, r, grad, force, wrench):
+    """Add the generalised force ``force`` (N or N m) along row r, whose gradient is ``grad`` (12,), to the
+    wrenches (B, 6) of its two bodies: force dg/dx, force dg/dtheta (virtual work)."""
+    for side, body in ((0, rows.body_a[r]), (1, rows.body_b[r])):
+        if body >= 0:
+            for i in range(6):
+                wrench[body, i] += force * grad[6 * side + i]

@@ -24,8 +24,8 @@ its multiplier is kept at 0, which is exact when the rows are consistent. One-si
 not in A: ``constraints.projection_sweep`` handles them between the contact sweeps. Damper rows
 (``constraints.begin_projection``) join A at the velocity level with their compliance c on the diagonal,
 A = G W G^T + diag(c): the joined response then keeps each damper's G v + c P, so that a contact sees a damped
-joint as the implicit step does (a finger pad on 20 N s/m of damping over a 1 ms half-step weighs 1.2 times
-its 50 g); the position level has no dampers.
+joint as the implicit step does (at dt = 1 ms a finger pad of 50 g on 20 N s/m of damping weighs 1.2 times
+as much); the position level has no dampers.
 """
 
 from __future__ import annotations
@@ -104,7 +104,6 @@ def factor_rows(rows, bodies, state, world, gradient, compliance, joined):
                                               rows.body_a[j], rows.body_b[j], gradient[j], joined.vectors)
         if not joined.dependent[i]:
             factor[i, i] += compliance[i]
-        if not joined.dependent[i]:
             scale = max(scale, factor[i, i])
     independent = 0
     # L[i, j] = (A[i, j] - sum_{k<j} L[i, k] L[j, k]) / L[j, j];  L[i, i] = sqrt(A[i, i] - sum_{k<i} L[i, k]^2)
