@@ -114,9 +114,9 @@ def test_a_servos_kv_and_the_joint_damping_add_in_one_damper_row():
 def test_a_ball_dropped_on_a_damped_servoed_plate_comes_to_rest_where_the_spring_holds_both():
     """An impact and then a resting contact on a body whose joint has a damper (whose share of the impact's
     joined response is the damper's own impulse): the ball lands (e = 0) on the overdamped plate and both come
-    to rest where the servo's spring carries both weights, q = -(m_plate + m_ball) g / kp, at rest. (What pins
-    that share is the gripper's pinch, tests/envs/test_gripper.py: without it 6 of 10 scripted episodes
-    lifted.)"""
+    to rest where the servo's spring carries both weights, q = -(m_plate + m_ball) g / kp, at rest. (This
+    scene converges even without that share; what needs it is the gripper's pinch, tests/envs/test_gripper.py,
+    whose scripted seed 6 did not converge without it.)"""
     kp, plate, ball, radius = 500.0, 0.5, 0.1, 0.02
     scene = f"""<mujoco><worldbody>
       <body name="plate"><joint name="lift" type="slide" axis="0 0 1" damping="40"/>
