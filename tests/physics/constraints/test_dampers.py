@@ -1,7 +1,7 @@
 """Hinge and slide joint damping as damper rows: the closing kick's damping impulse -h/2 D v' is solved with
 the joints in one linear solve (``constraints.begin_projection``), so one step is the trapezoidal rule's
-exact discrete map however stiff the damping, where a fixed-point iteration around the projection contracts
-by h d / (2 m) and fails from 1 on.
+exact discrete map however stiff the damping, where a plain fixed-point iteration around the projection
+contracts by h d / (2 m) and fails from 1 on (its depth-1 acceleration, with two stiff directions).
 
 In joint coordinates q with mass matrix M and damping D, one step is
     opening  M u = M qdot - h/2 D qdot,   drift  q' = q + h u,   closing  (M + h/2 D) qdot' = M u,
@@ -37,7 +37,7 @@ def trapezoidal_steps(mass, damping, h, qpos, qvel, steps):
 @pytest.mark.parametrize("factor", [0.2, 1.0, 5.0, 50.0])
 def test_a_damped_slide_decays_by_the_cayley_factor_however_stiff(factor):
     """One 1 kg body on a slide, h d / (2 m) = ``factor``: each step multiplies the velocity by exactly
-    (1 - factor) / (1 + factor) (the fixed-point iteration this replaced could not pass factor 1)."""
+    (1 - factor) / (1 + factor)."""
     h, mass = 0.01, 1.0
     damping = 2.0 * mass * factor / h
     scene = ('<mujoco><option gravity="0 0 -9.81"><flag contact="disable"/></option><worldbody><body>'
