@@ -1,9 +1,9 @@
 """Joint actuators and joint damping on hinge and slide joints, through ``mechgym.load(..., backend="mechgym")``:
 a pendulum on a cart (slide, then hinge) driven by a clamped motor, a position servo with kv and a velocity
 servo, with joint damping, follows MuJoCo's RK4 trajectory (dt = 1e-4 s, exact to ~1e-10 here) with an
-error that falls ~4x per halving of dt: the actuator law, the velocity-dependent forces (the servos' kv by an
-implicit closing kick alternating with the velocity projection, the joint damping by damper rows within it)
-and the coordinates are all second order."""
+error that falls ~4x per halving of dt: the actuator law, the velocity-dependent forces (the joint damping and
+the servos' kv, all solved as damper rows within the velocity projection) and the coordinates are all second
+order."""
 
 from __future__ import annotations
 
