@@ -3,10 +3,10 @@ the joints in one linear solve (``constraints.begin_projection``), so one step i
 exact discrete map however stiff the damping, where a plain fixed-point iteration around the projection
 contracts by h d / (2 m) and fails from 1 on (its depth-1 acceleration, with two stiff directions).
 
-In joint coordinates q with mass matrix M and damping D, one step is
-    opening  M u = M qdot - h/2 D qdot,   drift  q' = q + h u,   closing  (M + h/2 D) qdot' = M u,
-which for M, D constant (slides along one axis, no gravity along it) is linear: the references below are that
-map in numpy, not the engine's output."""
+In joint coordinates q with mass matrix M, damping D and the velocity-free force f(q) = p - K q, one step is
+    opening  M u = M qdot + h/2 (f(q) - D qdot),   drift  q' = q + h u,   closing  (M + h/2 D) qdot' = M u + h/2 f(q'),
+which for M, D, K constant (slides along one axis, no gravity along it) is linear: the references below are
+that map in numpy, not the engine's output."""
 
 from __future__ import annotations
 
@@ -23,14 +23,16 @@ CHAIN = """<mujoco><option gravity="0 0 -9.81"><flag contact="disable"/></option
 </worldbody><keyframe><key qpos="0.1 -0.02" qvel="{v1} {v2}"/></keyframe></mujoco>"""
 
 
-def trapezoidal_steps(mass, damping, h, qpos, qvel, steps):
-    """q, qdot after ``steps`` steps of the map in the module docstring."""
+def trapezoidal_steps(mass, damping, h, qpos, qvel, steps, stiffness=None, push=0.0):
+    """q, qdot after ``steps`` steps of the map in the module docstring (K = ``stiffness``, default 0; p =
+    ``push``); the matrices may be scalars for one coordinate."""
     q, qdot = np.array(qpos, float), np.array(qvel, float)
-    closing = np.linalg.inv(mass + 0.5 * h * damping) @ mass
+    mass, damping = (np.atleast_2d(np.asarray(x, float)) for x in (mass, damping))
+    stiffness = np.zeros_like(mass) if stiffness is None else np.atleast_2d(np.asarray(stiffness, float))
     for _ in range(steps):
-        u = qdot - 0.5 * h * np.linalg.solve(mass, damping @ qdot)
+        u = qdot + 0.5 * h * np.linalg.solve(mass, push - stiffness @ q - damping @ qdot)
         q = q + h * u
-        qdot = closing @ u
+        qdot = np.linalg.solve(mass + 0.5 * h * damping, mass @ u + 0.5 * h * (push - stiffness @ q))
     return q, qdot
 
 
@@ -101,14 +103,10 @@ def test_a_servos_kv_and_the_joint_damping_add_in_one_damper_row():
              f'<keyframe><key qpos="0.1" qvel="-1" ctrl="{u}"/></keyframe></mujoco>')
     sim = mechgym.load(scene, backend="mechgym", dt=h)
     sim.step(40)
-    stiffness, damping, push = gear ** 2 * kp, d + gear ** 2 * kv, gear * kp * u
-    q, qdot = 0.1, -1.0
-    for _ in range(40):
-        half = qdot + 0.5 * h * (push - stiffness * q - damping * qdot) / m
-        q += h * half
-        qdot = (half + 0.5 * h * (push - stiffness * q) / m) / (1.0 + 0.5 * h * damping / m)
-    assert sim.qpos[0] == pytest.approx(q, rel=0, abs=1e-14)
-    assert sim.qvel[0] == pytest.approx(qdot, rel=0, abs=1e-13)
+    q, qdot = trapezoidal_steps(m, d + gear ** 2 * kv, h, [0.1], [-1.0], 40, stiffness=gear ** 2 * kp,
+                                push=gear * kp * u)
+    assert sim.qpos[0] == pytest.approx(q[0], rel=0, abs=1e-14)
+    assert sim.qvel[0] == pytest.approx(qdot[0], rel=0, abs=1e-13)
 
 
 def test_a_ball_dropped_on_a_damped_servoed_plate_comes_to_rest_where_the_spring_holds_both():
