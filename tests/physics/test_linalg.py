@@ -10,6 +10,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mechgym.physics.contact.position import SLOW_GAP
 from mechgym.physics.linalg import cholesky_solve, proximal_lcp, ridge_cholesky
 
 
@@ -40,11 +41,12 @@ def test_an_indefinite_matrix_has_no_factor():
     assert not ridge_cholesky(factor, 2, 0.0)
 
 
-def _lcp(a, q, start):
+def _lcp(a, q, start, tolerance=None):
     n = q.size
     z = start.copy()
     iterations = proximal_lcp(a, n, q, z, np.zeros(n, dtype=np.int64), np.zeros((3, n)), np.zeros((n, n)),
-                              np.zeros((2, n), dtype=np.int64), 1e-13 * np.abs(q).max())
+                              np.zeros((2, n), dtype=np.int64),
+                              1e-13 * np.abs(q).max() if tolerance is None else tolerance)
     return iterations, z
 
 
@@ -89,3 +91,33 @@ def test_the_pinched_cards_position_correction_is_solved():
     iterations, z = _lcp(a, q, start)
     assert iterations > 0
     assert _complementarity(a, q, z) <= 1e-13
+
+
+def test_a_pad_pressing_the_card_into_the_table_is_corrected_to_the_slow_gap():
+    """The Gripper's position correction that failed at t = 1.428 s of seed 0's random servo targets after the
+    scripted pinch (dt 2 ms): 12 contacts (the card on the table, a pad's face 2.46 mm into the card's edge), D of
+    rank 6, the multipliers that the failed correction's 10^5 sweeps left as the start. The free set's equations
+    are met only to about 5e-13 m there, above POSITION_TOLERANCE (1e-13 m), so the direct step after SLOW_SWEEPS
+    aims at SLOW_GAP (``contact.position``), as the sweeps' own test does: from that start it meets
+    complementarity to SLOW_GAP."""
+    with np.load(Path(__file__).parent / "contact" / "data" / "card_pressed_into_the_table_by_a_pad.npz") as data:
+        a, q, start = data["matrix"], data["gap"], data["start"]
+    assert np.linalg.matrix_rank(a, tol=1e-9 * np.abs(a).max()) == 6
+    assert _complementarity(a, q, start) > SLOW_GAP
+    iterations, z = _lcp(a, q, start, SLOW_GAP)
+    assert iterations > 0
+    assert _complementarity(a, q, z) <= SLOW_GAP
+
+
+def test_a_pad_deep_in_the_cards_edge_is_corrected_from_zero_where_the_sweeps_start_fails():
+    """Seed 14 of the same random servo targets, t = 1.738 s: a pad's face 5.0 mm into the card's edge, the card
+    on the table, 12 contacts, D of rank 6. From the multipliers of the correction's first 50 sweeps the proximal
+    iterations run out at SLOW_GAP; from zero they meet it, which is why the direct step starts again from zero
+    (``contact.position._direct_step``)."""
+    with np.load(Path(__file__).parent / "contact" / "data" / "pad_deep_in_the_cards_edge.npz") as data:
+        a, q, start = data["matrix"], data["gap"], data["start"]
+    assert np.linalg.matrix_rank(a, tol=1e-9 * np.abs(a).max()) == 6
+    assert _lcp(a, q, start, SLOW_GAP)[0] < 0
+    iterations, z = _lcp(a, q, np.zeros_like(start), SLOW_GAP)
+    assert iterations > 0
+    assert _complementarity(a, q, z) <= SLOW_GAP

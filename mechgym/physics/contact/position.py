@@ -18,7 +18,8 @@ from .sets import MAX_SWEEPS, POSITION_TOLERANCE
 # matrix 1e-7 times its diagonal, 2e-11 m gained per sweep, 10^5 sweeps not enough). Every DIRECT_EVERY sweeps
 # the pushing set the sweeps have found is solved directly (``_direct_step``). After SLOW_SWEEPS sweeps a
 # correction whose gaps are all within SLOW_GAP (m) of complementarity is taken as converged (far below TOUCH,
-# so no contact changes its state).
+# so no contact changes its state), and the direct steps from then on aim at SLOW_GAP: where a pad went 2.5 mm into the
+# card's edge, the pushing set's equations could be met to 5e-13 m only, above POSITION_TOLERANCE.
 SLOW_SWEEPS = 1000
 SLOW_GAP = 1e-11
 DIRECT_EVERY = 50
@@ -142,7 +143,8 @@ def correct_positions(linkage, bodies, state, world, contacts, scratch, work, jo
         if sweep % DIRECT_EVERY == DIRECT_EVERY - 1:
             if sweep == DIRECT_EVERY - 1:
                 _build_matrix(linkage, bodies, state, world, contacts, scratch, work, joined, count)
-            _direct_step(linkage, bodies, state, world, contacts, scratch, work, joined, count)
+            _direct_step(linkage, bodies, state, world, contacts, scratch, work, joined, count,
+                         POSITION_TOLERANCE if sweep < SLOW_SWEEPS else SLOW_GAP)
     return -1
 
 
@@ -183,14 +185,16 @@ def _build_matrix(linkage, bodies, state, world, contacts, scratch, work, joined
 
 
 @njit(cache=True)
-def _direct_step(linkage, bodies, state, world, contacts, scratch, work, joined, count):
+def _direct_step(linkage, bodies, state, world, contacts, scratch, work, joined, count, tolerance):
     """The gaps are linear in the multipliers, gap = dist + D lambda, D symmetric positive semidefinite, so the
     correction is the linear complementarity problem lambda >= 0, gap - target >= 0, lambda (gap - target) = 0,
-    solved here directly from the sweeps' multipliers (``linalg.proximal_lcp``: D is singular where four coplanar
-    corners of a face push, four normals and three motions, and nearly so for a squeezed card) to
-    POSITION_TOLERANCE. A set whose targets conflict (a slider driven deep into one wall, its rebound target
-    beyond the other wall: no multipliers meet both) has no solution and takes no step. Returns True if a step
-    was taken (the sweeps then confirm convergence). Contacts the joints block (zero coupling) take no part."""
+    solved here directly (``linalg.proximal_lcp``: D is singular where four coplanar corners of a face push, four
+    normals and three motions, and nearly so for a squeezed card) to ``tolerance`` (m), from the sweeps'
+    multipliers and, if that fails, from zero (a pad 5 mm into the card's edge: the iterations from the sweeps'
+    multipliers ran out, from zero 17 met SLOW_GAP). A set whose targets conflict (a slider driven deep into one
+    wall, its rebound target beyond the other wall: no multipliers meet both) has no solution and takes no step.
+    Returns True if a step was taken (the sweeps then confirm convergence). Contacts the joints block (zero
+    coupling) take no part."""
     base = world * (contacts.prev_geom1.size // contacts.count.size)
     matrix, system, unknowns = scratch.dense, scratch.system, scratch.unknowns
     target, multiplier = scratch.system_vectors[0], scratch.system_vectors[1]
@@ -204,9 +208,15 @@ def _direct_step(linkage, bodies, state, world, contacts, scratch, work, joined,
     for e in range(n):
         for f in range(n):
             system[e, f] = matrix[unknowns[e], unknowns[f]]
-    if n == 0 or proximal_lcp(system, n, target, multiplier, scratch.kinds, scratch.system_vectors[2:], scratch.factor,
-                              scratch.pivots, POSITION_TOLERANCE) < 0:
+    if n == 0:
         return False
+    if proximal_lcp(system, n, target, multiplier, scratch.kinds, scratch.system_vectors[2:], scratch.factor,
+                    scratch.pivots, tolerance) < 0:
+        for e in range(n):
+            multiplier[e] = 0.0
+        if proximal_lcp(system, n, target, multiplier, scratch.kinds, scratch.system_vectors[2:], scratch.factor,
+                        scratch.pivots, tolerance) < 0:
+            return False
     for e in range(n):
         c = unknowns[e]
         i = base + c
