@@ -44,7 +44,6 @@ CONSISTENT = 1e-12  # m/s: largest equation residual of an accepted step
 OPEN, SLIDE, STICK = 0, 1, 2
 DIRECTION_ITERATIONS = 20  # solves of the active set's equations with its sliding points' directions updated
 ALIGNED = 1e-9  # |change| of a unit friction direction (rad) below which it counts as against the slip
-SEARCHED_CONTACTS = 8  # touching contacts at most for the search over every assignment of parts (search_parts)
 
 
 @njit(cache=True)
@@ -147,75 +146,6 @@ def _take(contacts, scratch, m):
         for k in range(3):
             p[k] = impulse[3 * c + k]
             scratch.dense_rate[3 * c + k] = rate[3 * c + k]
-
-
-@njit(cache=True)
-def search_parts(contacts, scratch, m):
-    """When the direct steps fail: the first assignment of parts (open, sliding, sticking) to the m touching
-    contacts whose equations have a solution (``_solve_parts``), over every one of the 3^m assignments in order
-    of how many contacts' parts differ from the sweeps' (nearest first), each from two starts of its new sliding
-    points' directions (``_assign``), is taken, as ``direct_step``'s result is. The direct step's corrections
-    are local, one contact at a time, and miss a solution that changes several at once: a card standing on two
-    corners 1 mm apart and leaning on its fixture, all three sliding in the sweeps, whose only solution has the
-    corners' parts swapped (one sticks, one slides) and the fixture's contact open. At most SEARCHED_CONTACTS
-    contacts (3^8 = 6561 assignments); returns True if a step was taken."""
-    if m > SEARCHED_CONTACTS:
-        return False
-    _classify(contacts, scratch, m)
-    for c in range(m):
-        scratch.sweep_kinds[c] = scratch.kinds[c]
-        for k in range(2):
-            scratch.sweep_directions[c, k] = scratch.directions[c, k]
-    total = 3 ** m
-    for distance in range(1, m + 1):
-        for code in range(total):
-            for against_slip in (False, True):
-                if _assign(contacts, scratch, m, code, against_slip) == distance and _solve_parts(contacts, scratch,
-                                                                                                  m):
-                    _take(contacts, scratch, m)
-                    return True
-    return False
-
-
-@njit(cache=True)
-def _assign(contacts, scratch, m, code, against_slip):
-    """Parts from the base-3 digits of ``code`` (OPEN, SLIDE, STICK) into ``scratch.kinds``; a sliding point's
-    direction as the sweeps had it, else along its friction impulse or against its slip (whichever
-    ``against_slip`` puts first and exists; the slip of a sticking point is round-off and may point anywhere).
-    Returns how many parts differ from the sweeps'."""
-    changed = 0
-    for c in range(m):
-        kind = code % 3
-        code //= 3
-        scratch.kinds[c] = kind
-        if kind != scratch.sweep_kinds[c]:
-            changed += 1
-        if kind != SLIDE:
-            continue
-        if scratch.sweep_kinds[c] == SLIDE:
-            for k in range(2):
-                scratch.directions[c, k] = scratch.sweep_directions[c, k]
-            continue
-        p = contacts.impulse[scratch.dense_index[c]]
-        v1, v2 = -scratch.dense_rate[3 * c + 1], -scratch.dense_rate[3 * c + 2]
-        if v1 * v1 + v2 * v2 <= SLIP * SLIP or not against_slip and p[1] * p[1] + p[2] * p[2] > 0.0:
-            v1, v2 = p[1], p[2]
-        size = math.sqrt(v1 * v1 + v2 * v2)
-        scratch.directions[c, 0], scratch.directions[c, 1] = (v1 / size, v2 / size) if size > 0.0 else (1.0, 0.0)
-    return changed
-
-
-@njit(cache=True)
-def _solve_parts(contacts, scratch, m):
-    """The equations of the parts in ``scratch.kinds`` solved, the sliding directions turned against the
-    candidate's slip until they hold (as in ``direct_step``, without its corrections of the pushing set); True
-    if the candidate is a solution."""
-    impulse, rate = scratch.system_vectors[2], scratch.system_vectors[3]
-    for _ in range(DIRECTION_ITERATIONS):
-        _solve_candidate(contacts, scratch, m, _unknowns(scratch, m))
-        if _turn_friction(scratch, m, rate):
-            return _is_solution(contacts, scratch, m, impulse, rate)
-    return False
 
 
 @njit(cache=True)

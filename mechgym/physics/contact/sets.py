@@ -156,6 +156,7 @@ class Scratch(NamedTuple):
     dense_start: np.ndarray  # (3C,) the rows' impulses when the contact-space sweeps began, N s
     dense_index: np.ndarray  # (C,) int64 the touching contacts' flat indices, in the order of D's rows
     dense_ready: np.ndarray  # (1,) bool: D holds the current poses' and touching set's matrix
+    dense_direct: np.ndarray  # (1,) bool: the last contact-space solve ended at a direct solution (contact.dense)
     system: np.ndarray  # (3C, 3C) the active set's equations (contact.active_set)
     system_vectors: np.ndarray  # (5, 3C) their right-hand side, solution, candidate impulses and rates (the
     #                             position correction's direct step: its targets, multipliers and 3 of scratch)
@@ -163,8 +164,8 @@ class Scratch(NamedTuple):
     pivots: np.ndarray  # (2, 3C) int64 row and column order of the elimination
     kinds: np.ndarray  # (C,) int64 each touching contact's part: open, sliding or sticking
     directions: np.ndarray  # (C, 2) a sliding point's friction direction in its tangent rows
-    sweep_kinds: np.ndarray  # (C,) int64 the parts as the sweeps left them (contact.active_set.search_parts)
-    sweep_directions: np.ndarray  # (C, 2) and the sliding points' directions then
+    newton_vectors: np.ndarray  # (11, 3C) the semismooth Newton solve's free rates, iterates, residuals and steps
+    #                             (contact.newton)
     factor: np.ndarray  # (3C, 3C) the Cholesky factor of the position correction's pushing set (contact.position)
 
     @staticmethod
@@ -177,11 +178,10 @@ class Scratch(NamedTuple):
                        np.zeros(capacity, dtype=np.int64), np.zeros(geoms, dtype=np.bool_), np.zeros(4), np.zeros(3),
                        np.zeros((8, 3)), grid_scratch(geoms), np.zeros((bodies, 6)),
                        np.zeros((3 * capacity, 3 * capacity)), np.zeros(3 * capacity), np.zeros(3 * capacity),
-                       np.zeros(capacity, dtype=np.int64), np.zeros(1, dtype=np.bool_),
+                       np.zeros(capacity, dtype=np.int64), np.zeros(1, dtype=np.bool_), np.zeros(1, dtype=np.bool_),
                        np.zeros((3 * capacity, 3 * capacity)), np.zeros((5, 3 * capacity)),
                        np.zeros(3 * capacity, dtype=np.int64), np.zeros((2, 3 * capacity), dtype=np.int64),
-                       np.zeros(capacity, dtype=np.int64), np.zeros((capacity, 2)),
-                       np.zeros(capacity, dtype=np.int64), np.zeros((capacity, 2)),
+                       np.zeros(capacity, dtype=np.int64), np.zeros((capacity, 2)), np.zeros((11, 3 * capacity)),
                        np.zeros((3 * capacity, 3 * capacity)))
 
 

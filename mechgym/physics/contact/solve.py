@@ -199,12 +199,16 @@ def _converge(linkage, bodies, state, world, contacts, scratch, work, joined):
     ``linkage.solver.velocity_tolerance`` too: contacts and constraints are one velocity-level solve. Returns
     the sweeps used, or -1. Nearly dependent contacts (a thin card squeezed between two pads on joints) gain
     little per sweep near the solution: after SLOW_SWEEPS sweeps, a sweep that changes no velocity by more than
-    SLOW_VELOCITY counts as converged."""
+    SLOW_VELOCITY counts as converged. A set still unconverged after DENSE_AFTER sweeps is solved in contact space
+    (``_dense``); when that ends at a direct solution and the rows meet their tolerance, the solve is done (the
+    sweeps on the bodies would not confirm a solution found by Newton's method: ``dense._solve_directly``)."""
     rows, solver = linkage.rows, linkage.solver
     constrained = rows.kind.size > 0
     for sweep in range(MAX_SWEEPS):
         if sweep == DENSE_AFTER or (sweep == 0 and scratch.dense_ready[0]):  # (ready: an earlier iterate's)
-            _dense(linkage, bodies, state, world, contacts, scratch, work, joined)
+            if _dense(linkage, bodies, state, world, contacts, scratch, work, joined) and scratch.dense_direct[0] and (
+                    not constrained or projection_sweep(rows, bodies, state, world, work) <= solver.velocity_tolerance):
+                return sweep + 1
         worst = contact_sweep(linkage, bodies, state, world, contacts, scratch, work, joined)
         rows_worst = projection_sweep(rows, bodies, state, world, work) if constrained else 0.0
         settled = worst <= VELOCITY_TOLERANCE or (sweep >= SLOW_SWEEPS and worst <= SLOW_VELOCITY)
@@ -217,14 +221,17 @@ def _converge(linkage, bodies, state, world, contacts, scratch, work, joined):
 @njit(cache=True)
 def _dense(linkage, bodies, state, world, contacts, scratch, work, joined):
     """A set still unconverged after DENSE_AFTER sweeps goes on in contact space (``contact.dense``), and the
-    impulses' change found there is applied to the bodies (and the equality rows' shares)."""
-    m = abs(solve_dense(linkage, bodies, state, world, contacts, scratch, work, joined))
+    impulses' change found there is applied to the bodies (and the equality rows' shares). Returns True if the
+    contact-space solve converged."""
+    result = solve_dense(linkage, bodies, state, world, contacts, scratch, work, joined)
+    m = abs(result)
     start = scratch.dense_start
     for c in range(m):
         i = scratch.dense_index[c]
         _apply_rows(linkage, bodies, state, world, contacts, i, contacts.impulse[i, 0] - start[3 * c],
                     contacts.impulse[i, 1] - start[3 * c + 1], contacts.impulse[i, 2] - start[3 * c + 2], work,
                     joined)
+    return result > 0
 
 
 @njit(cache=True)

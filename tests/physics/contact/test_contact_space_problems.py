@@ -1,12 +1,29 @@
-"""Contact-space problems that the gripper met, stored as the solve saw them (``contact.dense``: the matrix D of
-the touching contacts' rows, the free rates u_0, the impulses the sweeps started from, the friction), and solved
-in contact space alone: seconds instead of a gripper episode.
+"""Contact-space problems (``contact.dense``: the matrix D of the touching contacts' rows, the free rates u_0, the
+impulses the sweeps started from, the friction), solved in contact space alone: seconds instead of a gripper
+episode. The reference is the Coulomb conditions themselves (``coulomb_violation``), and for one stored problem
+an independent enumeration of its solutions.
 
-``card_tipping_on_its_fixture``: the Gripper's scripted pinch and lift from seed 0, then servo targets drawn at
-random every 20 ms (lift in [-0.12, 0.10] m, fingers in [0.030, 0.035] m), dt = 2 ms: at t = 1.802 s the dropped
-card stands on two corners 1 mm apart on the table and leans on the right fixture's edge, all three points
-sliding in the sweeps (mu = 1). The solve failed there before the global search of parts
-(``active_set.search_parts``)."""
+Stored problems, each a set whose sweeps did not converge in the Gripper (dt = 2 ms):
+
+- ``card_tipping_on_its_fixture``: the scripted pinch and lift from seed 0, then servo targets drawn at random
+  every 20 ms (lift in [-0.12, 0.10] m, fingers in [0.030, 0.035] m): at t = 1.802 s the dropped card stands on
+  two corners 1 mm apart on the table and leans on the right fixture's edge, all three points sliding in the
+  sweeps (mu = 1).
+- ``card_on_the_table_leaning_on_a_fixture``: random servo targets after the pinch of seed 4, t = 1.512 s: the
+  card on two corners on the table and one point on the left fixture.
+- ``card_on_the_table_between_the_fixtures``: random servo targets, seed 2: two points each on the table and
+  on both fixtures.
+- ``card_on_the_table_against_the_left_pad``: the scripted episode of seed 9: four corners on the table, four
+  points on the left pad.
+- ``card_pressed_by_a_pad_against_both_fixtures``: the scripted episode of seed 0 at its pinch, t = 1.152 s:
+  four points on the right pad and three on the fixtures, D of rank 8 (21 rows).
+
+Random problems: bodies of random mass and inertia (1 to 3, inertia down to 1e-6 m^2 times the mass), half of
+them with joints (their mobility W^(1/2) Q Q^T W^(1/2) for a random subspace Q of the motions), up to eight
+contacts between them or with static geometry at random points and normals, mu in {0, 0.3, 1, 2} (static up to
+1.5 times the kinetic), and free rates u_0 = J v_0 of a random motion v_0 the joints allow (|u_0| <= 1 m/s), so
+that a solution exists (Anitescu and Potra: the velocity-level problem with a positive semidefinite D is always
+solvable)."""
 
 from __future__ import annotations
 
@@ -14,12 +31,19 @@ import itertools
 from pathlib import Path
 
 import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from mechgym.physics.contact import ContactSet, Scratch
 from mechgym.physics.contact.dense import sweep_contact_space
+from mechgym.physics.contact.newton import newton_solve
 
 DATA = Path(__file__).parent / "data"
 TOLERANCE = 1e-12  # m/s: rates the solution must meet (the solve's own is 1e-12)
+STALLED = ["card_on_the_table_leaning_on_a_fixture", "card_on_the_table_between_the_fixtures",
+           "card_on_the_table_against_the_left_pad", "card_pressed_by_a_pad_against_both_fixtures",
+           "card_tipping_on_its_fixture"]
 
 
 def _load(name: str) -> dict:
@@ -99,8 +123,8 @@ def _solve_parts(d, u0, mu, parts, directions):
     return impulse.reshape(m, 3)
 
 
-def _engine_solve(problem: dict) -> tuple[int, np.ndarray]:
-    """The engine's contact-space sweeps (with their direct steps and search) from the stored start."""
+def _contact_space(problem: dict) -> tuple[ContactSet, Scratch, int]:
+    """A one-world contact set and scratch holding the stored problem, its contacts at the stored start."""
     start = problem["start"]
     m = start.shape[0]
     contacts, scratch = ContactSet.empty(1, m), Scratch.empty(0, 0, m)
@@ -115,8 +139,15 @@ def _engine_solve(problem: dict) -> tuple[int, np.ndarray]:
     scratch.dense_rate[:3 * m] = problem["free_rate"] + problem["matrix"] @ start.ravel()
     scratch.dense_index[:m] = np.arange(m)
     scratch.dense_ready[0] = True
+    return contacts, scratch, m
+
+
+def _engine_solve(problem: dict) -> tuple[int, np.ndarray, dict]:
+    """The engine's contact-space solve (sweeps, Newton, direct steps) from the stored start: its result, the
+    impulses (m, 3), and the problem with the sliding flags the solve ended with (they decide each cone)."""
+    contacts, scratch, m = _contact_space(problem)
     result = sweep_contact_space(contacts, scratch, m)
-    return result, contacts.impulse[:m].copy()
+    return result, contacts.impulse[:m].copy(), {**problem, "sliding": contacts.sliding[:m].copy()}
 
 
 def test_the_tipping_card_has_one_solution_and_the_sweeps_did_not_start_from_it():
@@ -133,8 +164,89 @@ def test_the_contact_space_solve_finds_the_tipping_cards_solution():
     rates to 1e-12 m/s, the Coulomb conditions met to 1e-12 m/s."""
     problem = _load("card_tipping_on_its_fixture")
     (_, expected), = _enumerated_solutions(problem)
-    result, impulse = _engine_solve(problem)
+    result, impulse, solved = _engine_solve(problem)
     assert result == impulse.shape[0]
-    assert coulomb_violation(problem, impulse) <= TOLERANCE
+    assert coulomb_violation(solved, impulse) <= TOLERANCE
     rates = problem["matrix"] @ (impulse - expected).ravel()
     assert np.abs(rates).max() <= TOLERANCE
+
+
+@pytest.mark.parametrize("name", STALLED)
+def test_each_stalled_set_of_the_gripper_is_solved_in_contact_space(name):
+    """Each stored set starts far from a solution, and the contact-space solve ends at one: the Coulomb
+    conditions met to 1e-12 m/s. (Before Newton's method, the sweeps and direct steps failed on all but the
+    tipping card, and on that only the search over every assignment of parts found it.)"""
+    problem = _load(name)
+    assert coulomb_violation(problem, problem["start"]) > 1e-9
+    result, impulse, solved = _engine_solve(problem)
+    assert result == impulse.shape[0]
+    assert coulomb_violation(solved, impulse) <= TOLERANCE
+
+
+@pytest.mark.parametrize("name", STALLED)
+def test_newtons_method_alone_solves_each_stalled_set(name):
+    """``newton.newton_solve`` from the stored start (no sweeps): a solution to 1e-12 m/s, taken as the contacts'
+    impulses, and the rates it leaves are those of the impulses."""
+    problem = _load(name)
+    contacts, scratch, m = _contact_space(problem)
+    assert newton_solve(contacts, scratch, m)
+    impulse = contacts.impulse[:m]
+    assert coulomb_violation(problem, impulse) <= TOLERANCE
+    rates = problem["free_rate"] + problem["matrix"] @ impulse.ravel()
+    np.testing.assert_allclose(scratch.dense_rate[:3 * m], rates, rtol=0.0, atol=1e-15)
+
+
+def _frame(normal: np.ndarray) -> list[np.ndarray]:
+    """The normal and two unit tangents completing it to a right-handed frame."""
+    helper = np.array([1.0, 0.0, 0.0]) if abs(normal[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    first = np.cross(normal, helper)
+    first /= np.linalg.norm(first)
+    return [normal, first, np.cross(normal, first)]
+
+
+def _random_problem(seed: int) -> dict:
+    """A random contact-space problem of jointed or free bodies (module docstring), at zero impulses."""
+    rng = np.random.default_rng(seed)
+    bodies, m = int(rng.integers(1, 4)), int(rng.integers(1, 9))
+    mobility = np.zeros((6 * bodies, 6 * bodies))
+    for b in range(bodies):
+        mass = 10 ** rng.uniform(-2, 1)
+        inertia = mass * (10 ** rng.uniform(-3, -1, size=3)) ** 2
+        axes, _ = np.linalg.qr(rng.normal(size=(3, 3)))
+        mobility[6 * b:6 * b + 3, 6 * b:6 * b + 3] = np.eye(3) / mass
+        mobility[6 * b + 3:6 * b + 6, 6 * b + 3:6 * b + 6] = axes @ np.diag(1 / inertia) @ axes.T
+    if rng.random() < 0.5:
+        free, _ = np.linalg.qr(rng.normal(size=(6 * bodies, int(rng.integers(1, 6 * bodies + 1)))))
+        root = np.linalg.cholesky(mobility)
+        mobility = root @ free @ free.T @ root.T
+    jacobian = np.zeros((3 * m, 6 * bodies))
+    for c in range(m):
+        a, b = int(rng.integers(-1, bodies)), int(rng.integers(0, bodies))  # (a = -1: static geometry)
+        a = -1 if a == b else a
+        point, normal = rng.normal(size=3) * 0.05, rng.normal(size=3)
+        for k, direction in enumerate(_frame(normal / np.linalg.norm(normal))):
+            for body, sign in ((a, -1.0), (b, 1.0)):
+                if body >= 0:
+                    jacobian[3 * c + k, 6 * body:6 * body + 3] += sign * direction
+                    jacobian[3 * c + k, 6 * body + 3:6 * body + 6] += sign * np.cross(point, direction)
+    matrix = jacobian @ mobility @ jacobian.T
+    free_rate = jacobian @ mobility @ rng.normal(size=6 * bodies)
+    friction = rng.choice([0.0, 0.3, 1.0, 2.0], size=m)
+    return dict(matrix=matrix, free_rate=free_rate / max(np.abs(free_rate).max(), 1e-300),
+                start=np.zeros((m, 3)), coupling=np.array([matrix[3 * c:3 * c + 3, 3 * c:3 * c + 3] for c in range(m)]),
+                sliding=np.zeros(m, dtype=bool), friction=friction,
+                static_friction=friction * rng.choice([1.0, rng.uniform(1.0, 1.5)], size=m))
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.integers(0, 10**9))
+def test_random_contact_space_problems_are_solved(seed):
+    """Every random problem (module docstring) whose contacts' normals the joints do not block is solved: the
+    contact-space solve converges, and its impulses meet the Coulomb conditions, under the cones of the sliding
+    flags it ended with, to 1e-11 m/s (measured: at most 4.4e-12 m/s over 5000 problems; the sweeps stop at
+    changes of 1e-12 m/s per sweep)."""
+    problem = _random_problem(seed)
+    assume((np.diag(problem["matrix"])[0::3] > 0.0).all())
+    result, impulse, solved = _engine_solve(problem)
+    assert result == impulse.shape[0]
+    assert coulomb_violation(solved, impulse) <= 1e-11

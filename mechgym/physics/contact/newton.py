@@ -1,0 +1,260 @@
+"""Semismooth Newton on the contact-space problem (``contact.dense``): the touching contacts' Coulomb conditions
+as one system of equations, for the sets whose sweeps stall and whose active set the direct step
+(``contact.active_set``) cannot repair.
+
+For contact c with impulses P = (P_n, P_t), rates u = u_0 + D P and rho = 1 / D_nn (its rows 3c .. 3c + 2),
+Alart and Curnier's equations are
+
+    F_n = (P_n - max(0, P_n - rho u_n)) / rho
+    F_t = (P_t - proj_r(P_t - rho u_t)) / rho,     r = mu max(0, P_n - rho u_n),
+
+proj_r the radial projection onto the disc |t| <= r, mu the contact's cone (kinetic if it slides, else static).
+F = 0 exactly when the Coulomb conditions hold: P_n >= 0, u_n >= 0, P_n u_n = 0; |P_t| <= mu P_n with u_t = 0
+inside the disc and u_t antiparallel to P_t on its edge. Divided by rho, F is in m/s. Where the contact pushes
+(P_n - rho u_n > 0) F_n = u_n, else F_n = P_n / rho; inside the disc F_t = u_t, outside
+F_t = (P_t - r z / |z|) / rho with z = P_t - rho u_t. F is piecewise smooth, and each Newton step solves
+J dP = -F with J the Jacobian of the current piece (an element of F's generalised Jacobian), by
+``linalg.eliminate``: where the contacts' rows depend on each other (four corners of a face, a card squeezed
+between two pads) the dependent equations' unknowns keep their value. Each step is backtracked (Armijo) against
+a non-monotone reference, R_k = max(|F_k|^2, DECAY R_{k-1}): where the pieces of F meet, the Newton direction
+of one piece can be no descent for |F|^2 at all, and a monotone line search then stalls there (measured on
+five stalled sets of the gripper: a monotone search stopped at 1e-7 m/s on one and at 9e-4 m/s on another,
+full steps without a search cycled on two; this rule solved all five, to 1e-14 m/s, in 2 to 30 steps).
+
+The solve starts from the impulses the sweeps left: where the contacts' rows depend on each other the split of
+the impulses among them is not unique, and each step keeps the dependent unknowns where they are, so the split
+the warm start carries from step to step survives (from zero, the elimination's basic solution leaves some
+corners of a face without force: the gripper's lift, which holds the card without an impact, rattled with 138
+impacts in 0.2 s). From there the search solved one of the five stalled sets above, from zero all five; so a
+failure from the sweeps' impulses starts again from zero, and then from both with full steps (the path across
+the pieces depends on round-off: on one of the five, a card standing on the table against a pad, eight
+contacts, the search from zero converged or not with the last bits of D, where full steps from either start
+converged). Last, Levenberg-Marquardt steps (``_levenberg``) from the sweeps' impulses: slower where the
+pieces change, but a descent whatever the piece.
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+from ..linalg import cholesky_solve, eliminate, ridge_cholesky
+from .friction import cone_mu, disc
+
+NEWTON_ITERATIONS = 100  # steps from each start (the stalled sets above need 2 to 30)
+NEWTON_TOLERANCE = 1e-13  # m/s: largest |F| of a solution, below the sweeps' VELOCITY_TOLERANCE so that they
+#                           confirm it in one sweep
+ARMIJO = 1e-4  # the fraction of the linear model's decrease of |F|^2 / 2 that a step must achieve
+DECAY = 0.99  # of the non-monotone reference per step (0.5 and 0.9 left one of the five sets unsolved)
+SHORTEST_STEP = 2.0**-30  # backtracking gives up below this fraction of the Newton step
+# Levenberg-Marquardt's damping of J^T J, relative to its largest diagonal entry: where it starts, and the range
+# beyond which it gives up (below: the step is Newton's; above: a vanishing gradient step)
+DAMPING_START, DAMPING_LEAST, DAMPING_MOST = 1e-6, 1e-20, 1e10
+
+
+@njit(cache=True)
+def _rates(scratch, m, impulse, rate):
+    """rate = u_0 + D P over the 3m rows (u_0: ``scratch.newton_vectors[0]``)."""
+    matrix, free = scratch.dense, scratch.newton_vectors[0]
+    for r in range(3 * m):
+        total = free[r]
+        for s in range(3 * m):
+            total += matrix[r, s] * impulse[s]
+        rate[r] = total
+
+
+@njit(cache=True)
+def _residual(contacts, scratch, m, impulse, rate, residual, jacobian, with_jacobian):
+    """F (3m, m/s) at the impulses and rates (module docstring), and its Jacobian into ``jacobian`` (3m, 3m)
+    when ``with_jacobian``. Returns max |F|."""
+    matrix = scratch.dense
+    worst = 0.0
+    for c in range(m):
+        n = 3 * c
+        rho = 1.0 / matrix[n, n]
+        mu = cone_mu(contacts, scratch.dense_index[c])
+        pushed = impulse[n] - rho * rate[n]
+        residual[n] = rate[n] if pushed > 0.0 else impulse[n] / rho
+        z1, z2 = impulse[n + 1] - rho * rate[n + 1], impulse[n + 2] - rho * rate[n + 2]
+        size = math.sqrt(z1 * z1 + z2 * z2)
+        radius = mu * max(pushed, 0.0)
+        inside = size <= radius
+        s1, s2 = 0.0, 0.0
+        if inside:
+            residual[n + 1], residual[n + 2] = rate[n + 1], rate[n + 2]
+        else:
+            s1, s2 = z1 / size, z2 / size
+            residual[n + 1] = (impulse[n + 1] - radius * s1) / rho
+            residual[n + 2] = (impulse[n + 2] - radius * s2) / rho
+        for k in range(3):
+            worst = max(worst, abs(residual[n + k]))
+        if not with_jacobian:
+            continue
+        for j in range(3 * m):
+            jacobian[n, j] = matrix[n, j] if pushed > 0.0 else 0.0
+            if inside:
+                jacobian[n + 1, j] = matrix[n + 1, j]
+                jacobian[n + 2, j] = matrix[n + 2, j]
+                continue
+            # d(P_t - r s) / rho, s = z / |z|: ds = (I - s s^T) dz / |z|, dz = dP_t - rho D_t dP,
+            # dr = mu (dP_n - rho D_n dP) where the contact pushes
+            dz1 = (1.0 if j == n + 1 else 0.0) - rho * matrix[n + 1, j]
+            dz2 = (1.0 if j == n + 2 else 0.0) - rho * matrix[n + 2, j]
+            dr = mu * ((1.0 if j == n else 0.0) - rho * matrix[n, j]) if pushed > 0.0 else 0.0
+            along = s1 * dz1 + s2 * dz2
+            turn = radius / size
+            jacobian[n + 1, j] = (dz1 + rho * matrix[n + 1, j] - s1 * dr - turn * (dz1 - s1 * along)) / rho
+            jacobian[n + 2, j] = (dz2 + rho * matrix[n + 2, j] - s2 * dr - turn * (dz2 - s2 * along)) / rho
+        if not pushed > 0.0:
+            jacobian[n, n] = 1.0 / rho
+    return worst
+
+
+@njit(cache=True)
+def _from(contacts, scratch, m, impulse, search):
+    """Newton steps from ``impulse`` (3m, overwritten by the iterates), backtracked against the non-monotone
+    reference (module docstring) if ``search``, else full steps; True when |F| <= NEWTON_TOLERANCE."""
+    vectors = scratch.newton_vectors
+    rate, residual, rhs, step, trial, trial_rate, trial_residual = (vectors[1], vectors[2], vectors[3], vectors[4],
+                                                                   vectors[5], vectors[6], vectors[7])
+    n = 3 * m
+    _rates(scratch, m, impulse, rate)
+    worst = _residual(contacts, scratch, m, impulse, rate, residual, scratch.system, True)
+    reference = 0.0
+    for _ in range(NEWTON_ITERATIONS):
+        if worst <= NEWTON_TOLERANCE:
+            return True
+        merit = 0.0
+        for r in range(n):
+            rhs[r] = -residual[r]
+            merit += residual[r] * residual[r]
+        reference = max(merit, DECAY * reference) if search else math.inf
+        eliminate(scratch.system, rhs, n, scratch.pivots[0], scratch.pivots[1], step)
+        fraction = 1.0
+        while True:
+            for r in range(n):
+                trial[r] = impulse[r] + fraction * step[r]
+            _rates(scratch, m, trial, trial_rate)
+            worst = _residual(contacts, scratch, m, trial, trial_rate, trial_residual, scratch.system, False)
+            trial_merit = 0.0
+            for r in range(n):
+                trial_merit += trial_residual[r] * trial_residual[r]
+            if trial_merit <= (1.0 - 2.0 * ARMIJO * fraction) * reference:
+                break
+            fraction *= 0.5
+            if fraction < SHORTEST_STEP:
+                return False
+        for r in range(n):
+            impulse[r] = trial[r]
+        _rates(scratch, m, impulse, rate)
+        worst = _residual(contacts, scratch, m, impulse, rate, residual, scratch.system, True)
+    return worst <= NEWTON_TOLERANCE
+
+
+@njit(cache=True)
+def newton_solve(contacts, scratch, m):
+    """Solve the m touching contacts' Coulomb conditions on D (``scratch.dense``) and their rates
+    (``scratch.dense_rate`` at ``contacts.impulse``), from the current impulses, then from zero, each with the
+    non-monotone search and then with full steps, then by Levenberg-Marquardt from the current ones (module
+    docstring). On success the solution, put onto the cones (``_onto_cones``: an open contact's P of 1e-30 N s
+    is no impulse), becomes the contacts' impulses and rates and True is returned; otherwise nothing changes. A
+    contact whose normal the joints block (D_nn = 0) leaves the solve to the sweeps."""
+    free, start = scratch.newton_vectors[0], scratch.newton_vectors[8]
+    for c in range(m):
+        if not scratch.dense[3 * c, 3 * c] > 0.0:
+            return False
+    for r in range(3 * m):
+        start[r] = contacts.impulse[scratch.dense_index[r // 3], r % 3]
+    for r in range(3 * m):
+        total = scratch.dense_rate[r]
+        for s in range(3 * m):
+            total -= scratch.dense[r, s] * start[s]
+        free[r] = total
+    impulse = scratch.newton_vectors[9]
+    for attempt in range(5):
+        for r in range(3 * m):
+            impulse[r] = start[r] if attempt % 2 == 0 else 0.0
+        if (_levenberg(contacts, scratch, m, impulse) if attempt == 4
+                else _from(contacts, scratch, m, impulse, attempt < 2)):
+            _onto_cones(contacts, scratch, m, impulse)
+            _rates(scratch, m, impulse, scratch.newton_vectors[1])
+            for r in range(3 * m):
+                contacts.impulse[scratch.dense_index[r // 3], r % 3] = impulse[r]
+                scratch.dense_rate[r] = scratch.newton_vectors[1][r]
+            return True
+    return False
+
+
+@njit(cache=True)
+def _onto_cones(contacts, scratch, m, impulse):
+    """Each contact's impulse (in ``impulse``, 3m) projected onto its cone: P_n >= 0, |P_t| <= mu P_n; a contact
+    whose normal impulse moves its rate by no more than NEWTON_TOLERANCE (P_n D_nn, m/s) is open, P = 0."""
+    for c in range(m):
+        n = 3 * c
+        if impulse[n] * scratch.dense[n, n] <= NEWTON_TOLERANCE:
+            impulse[n] = 0.0
+        limit = cone_mu(contacts, scratch.dense_index[c]) * impulse[n]
+        impulse[n + 1], impulse[n + 2] = disc(impulse[n + 1], impulse[n + 2], limit)
+
+
+@njit(cache=True)
+def _levenberg(contacts, scratch, m, impulse):
+    """Levenberg-Marquardt steps from ``impulse`` (3m, overwritten by the iterates): (J^T J + lambda I) dP =
+    -J^T F, a step taken if it lowers |F| (then lambda / 10), else lambda * 10; True when |F| <= NEWTON_TOLERANCE.
+    For the sets on which Newton's steps cycle whatever the start (a random set of four contacts, D of condition
+    2e5: full steps and the non-monotone search stalled at 1e-3 m/s, these reached 1e-16 m/s in 13 steps).
+    ``scratch.factor`` holds J^T J (upper triangle) and its factor (lower)."""
+    vectors = scratch.newton_vectors
+    rate, residual, gradient, step, trial, trial_rate, trial_residual, diagonal = (
+        vectors[1], vectors[2], vectors[3], vectors[4], vectors[5], vectors[6], vectors[7], vectors[10])
+    jacobian, normal = scratch.system, scratch.factor
+    n = 3 * m
+    _rates(scratch, m, impulse, rate)
+    worst = _residual(contacts, scratch, m, impulse, rate, residual, jacobian, True)
+    damping = -1.0
+    for _ in range(NEWTON_ITERATIONS):
+        if worst <= NEWTON_TOLERANCE:
+            return True
+        merit, scale = 0.0, 0.0
+        for i in range(n):
+            gradient[i] = 0.0
+            for r in range(n):
+                gradient[i] -= jacobian[r, i] * residual[r]
+            for j in range(i, n):
+                total = 0.0
+                for r in range(n):
+                    total += jacobian[r, i] * jacobian[r, j]
+                normal[i, j] = total
+            diagonal[i] = normal[i, i]
+            scale = max(scale, normal[i, i])
+            merit += residual[i] * residual[i]
+        if damping < 0.0:
+            damping = DAMPING_START * scale
+        while True:
+            for i in range(n):
+                normal[i, i] = diagonal[i]
+                for j in range(i + 1, n):
+                    normal[j, i] = normal[i, j]
+                step[i] = gradient[i]
+            if not ridge_cholesky(normal, n, damping):
+                return False
+            cholesky_solve(normal, n, step)
+            for r in range(n):
+                trial[r] = impulse[r] + step[r]
+            _rates(scratch, m, trial, trial_rate)
+            _residual(contacts, scratch, m, trial, trial_rate, trial_residual, jacobian, False)
+            trial_merit = 0.0
+            for r in range(n):
+                trial_merit += trial_residual[r] * trial_residual[r]
+            if trial_merit < merit:
+                damping = max(0.1 * damping, DAMPING_LEAST * scale)
+                break
+            damping *= 10.0
+            if damping > DAMPING_MOST * scale:
+                return False
+        for r in range(n):
+            impulse[r] = trial[r]
+            rate[r] = trial_rate[r]
+        worst = _residual(contacts, scratch, m, impulse, rate, residual, jacobian, True)
+    return worst <= NEWTON_TOLERANCE
