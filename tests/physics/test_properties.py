@@ -127,7 +127,7 @@ def test_the_gripper_card_pushed_and_twisted_in_its_slot_is_solved():
     (ctrl 0.0904, 0.0256, 0.0287; they touch the card from 0.0345), a window from t = 0.0188 s on the 10 g card
     of (0.0774, -0.0192, 0.0706) N and (-1.40e-3, 1.10e-4, -7.93e-5) N m: at t = 0.029 s, the card still in
     its slot (moved 0.3 mm, turned 0.4 deg), the step raised "the contact solve did not converge" until the
-    contact-space solve had Newton's method (``contact.newton``). Now the 0.1 s run."""
+    contact-space solve had Newton's method (``contact.newton``). The 0.1 s now runs."""
     sim = mechgym.load("gripper", backend="mechgym", dt=1e-3)
     sim.ctrl = [0.09037288786241415, 0.02562392743672136, 0.028665612877388457]
     sim.apply_force("card", [0.07740318635737299, -0.01921463069382054, 0.07060495555655892],
