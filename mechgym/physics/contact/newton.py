@@ -147,7 +147,7 @@ def _from(contacts, scratch, m, impulse, search):
                 return False
         for r in range(n):
             impulse[r] = trial[r]
-        _rates(scratch, m, impulse, rate)
+            rate[r] = trial_rate[r]
         worst = _residual(contacts, scratch, m, impulse, rate, residual, scratch.system, True)
     return worst <= NEWTON_TOLERANCE
 
