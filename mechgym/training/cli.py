@@ -25,6 +25,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--n-envs", type=int, help="parallel envs (default: n_envs of the entry)")
     parser.add_argument("--out", type=Path, required=True, help="run folder")
+    parser.add_argument("--trained-agent", metavar="RUN",
+                        help="start from this run folder's or shipped policy's model and observation statistics "
+                             "(rl-zoo3's --trained-agent), e.g. one trained on the other backend")
     parser.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
     parser.add_argument("--tensorboard", action="store_true", help="log to <out>/tensorboard (needs tensorboard)")
     parser.add_argument("--hyperparams", type=Path, help="a hyperparameter file in rl-zoo3's format "
@@ -44,6 +47,10 @@ def main(argv: list[str] | None = None) -> int:
         print("train.py: error: --resume continues the run with its own env settings; drop "
               + ", ".join(f"--{k.replace('_', '-')}" for k, v in given.items() if v is not None), file=sys.stderr)
         return 2
+    if args.resume and args.trained_agent is not None:
+        print("train.py: error: --resume continues the run from its own checkpoint; drop --trained-agent",
+              file=sys.stderr)
+        return 2
     if args.tensorboard:
         try:
             import tensorboard  # noqa: F401
@@ -54,7 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     settings = TrainSettings(env_id=args.env, algo=args.algo, out=args.out, timesteps=args.timesteps,
                              seed=args.seed, n_envs=args.n_envs, env_settings=given,
                              hyperparams_file=args.hyperparams, checkpoint_every=args.checkpoint_every,
-                             vec=args.vec, tensorboard=args.tensorboard, progress=not args.no_progress)
+                             vec=args.vec, tensorboard=args.tensorboard, progress=not args.no_progress,
+                             trained_agent=args.trained_agent)
     try:
         run = train(settings, resume=args.resume)
     except (RunFolderError, ValueError) as error:

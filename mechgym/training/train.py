@@ -13,7 +13,16 @@ from typing import Any
 import numpy as np
 
 from . import config
-from .runs import MODEL_FILE, STATS_FILE, RunFolder, checkpoint_paths, require_training_extra, save_model, save_pickle
+from .runs import (
+    MODEL_FILE,
+    STATS_FILE,
+    RunFolder,
+    RunFolderError,
+    checkpoint_paths,
+    require_training_extra,
+    save_model,
+    save_pickle,
+)
 
 VERSIONED = ("mechgym", "stable-baselines3", "torch", "gymnasium", "mujoco", "numba", "numpy")
 
@@ -53,6 +62,7 @@ class TrainSettings:
     vec: str = "dummy"  # "dummy" (one process) or "subproc" (one process per env)
     tensorboard: bool = False
     progress: bool = True
+    trained_agent: str | None = None  # a run folder or shipped policy whose model and statistics start the run
 
 
 def _env_kwargs(env_id: str, entry: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
@@ -78,6 +88,26 @@ def _vec_env(env_id: str, n_envs: int, seed: int, env_kwargs: dict[str, Any], ve
                         monitor_kwargs={"info_keywords": ("is_success",)})
 
 
+def _starting_agent(settings: TrainSettings, normalized: bool) -> dict[str, Any] | None:
+    """What run.json says of the trained agent a run starts from (rl-zoo3's ``--trained-agent``), checked.
+
+    Its policy must fit the new run: the same env id (spaces), algorithm and observation normalisation.
+    """
+    if settings.trained_agent is None:
+        return None
+    source = RunFolder.open(settings.trained_agent)
+    mismatches = [f"{what} {theirs!r}, not {ours!r}" for what, theirs, ours in (
+        ("env", source.env_id, settings.env_id), ("algorithm", source.record["algo"], settings.algo),
+        ("normalize", source.record.get("normalize") is not None, normalized)) if theirs != ours]
+    if mismatches:
+        raise ValueError(f"the trained agent {settings.trained_agent} cannot start this run: it has "
+                         + "; ".join(mismatches))
+    source.policy_files()  # its files must be there
+    return {"run": str(settings.trained_agent), "path": str(source.path.resolve()),
+            "fingerprint": source.fingerprint(), "env_kwargs": source.env_kwargs,
+            "timesteps_done": source.record["timesteps_done"]}
+
+
 def _new_run(settings: TrainSettings) -> RunFolder:
     entry = config.read(settings.algo, settings.env_id, settings.hyperparams_file)
     if (settings.out / "run.json").exists():
@@ -95,6 +125,7 @@ def _new_run(settings: TrainSettings) -> RunFolder:
         "seed": settings.seed,
         "timesteps_target": settings.timesteps or entry.n_timesteps,
         "timesteps_done": 0,
+        "trained_agent": _starting_agent(settings, entry.normalize is not None),
         "checkpoint": None,
         "finished": False,
         "wall_time_s": 0.0,
@@ -196,20 +227,39 @@ def _build(run: RunFolder, settings: TrainSettings):
                     record["env_kwargs"], settings.vec)
     algo = algorithm_class(record["algo"])
     tensorboard = str(run.path / "tensorboard") if settings.tensorboard else None
+    kwargs = {**record["hyperparams"], "policy_kwargs": config.policy_kwargs(record["hyperparams"].get(
+        "policy_kwargs"))}
+    if record["checkpoint"] is None and record.get("trained_agent") is not None:
+        return _from_trained_agent(record, venv, algo, tensorboard, kwargs)
     if record["checkpoint"] is None:
         if record["normalize"] is not None:
             venv = VecNormalize(venv, **record["normalize"])
-        kwargs = {**record["hyperparams"], "policy_kwargs": config.policy_kwargs(record["hyperparams"].get(
-            "policy_kwargs"))}
-        model = algo(record["policy"], venv, seed=record["seed"], device="cpu", tensorboard_log=tensorboard,
-                     verbose=0, **kwargs)
-        return model
+        return algo(record["policy"], venv, seed=record["seed"], device="cpu", tensorboard_log=tensorboard,
+                    verbose=0, **kwargs)
     model_path, stats_path, buffer_path = (run.path / p for p in checkpoint_paths(record["checkpoint"]))
     if record["normalize"] is not None:
         venv = VecNormalize.load(str(stats_path), venv)
     model = algo.load(model_path, env=venv, device="cpu", tensorboard_log=tensorboard)
     if buffer_path.is_file() and hasattr(model, "load_replay_buffer"):
         model.load_replay_buffer(buffer_path)
+    return model
+
+
+def _from_trained_agent(record: dict[str, Any], venv, algo, tensorboard: str | None, kwargs: dict[str, Any]):
+    """The trained agent's network and observation statistics (both go on learning), with this run's
+    hyperparameters and seed, its timestep count started at zero."""
+    from stable_baselines3.common.vec_env import VecNormalize
+
+    source = RunFolder.open(record["trained_agent"]["path"])
+    if source.fingerprint() != record["trained_agent"]["fingerprint"]:
+        raise RunFolderError(f"the trained agent {source.path} has changed since this run started from it")
+    model_path, stats_path = source.policy_files()
+    if stats_path is not None:
+        venv = VecNormalize.load(str(stats_path), venv)
+        venv.training = True
+    model = algo.load(model_path, env=venv, device="cpu", tensorboard_log=tensorboard, **kwargs)
+    model.set_random_seed(record["seed"])
+    model.num_timesteps = 0
     return model
 
 

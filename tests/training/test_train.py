@@ -110,6 +110,39 @@ def test_an_interrupted_run_keeps_a_whole_checkpoint_and_resumes_to_its_target(t
     assert RunFolder.open(out).record["timesteps_done"] >= done + 128
 
 
+def test_a_run_from_a_trained_agent_starts_from_its_network_and_statistics_on_another_backend(
+        tmp_path, tiny_hyperparams, capsys):
+    import torch
+
+    from mechgym.training.train import TrainSettings, _build, _new_run
+
+    source = tmp_path / "on-mujoco"
+    assert _train(source, tiny_hyperparams["ppo"], "--backend", "mujoco") == 0
+    settings = TrainSettings(env_id="mechgym/CubeDrop-v0", out=tmp_path / "built", env_settings={
+        "backend": "mechgym"}, hyperparams_file=tiny_hyperparams["ppo"], trained_agent=str(source))
+    model = _build(_new_run(settings), settings)
+    trained = TrainedPolicy(RunFolder.open(source))
+    for name, weights in trained.model.policy.state_dict().items():
+        assert torch.equal(model.policy.state_dict()[name], weights), name
+    normalizer = model.get_vec_normalize_env()
+    assert normalizer.training and np.array_equal(normalizer.obs_rms.mean, trained.stats.obs_rms.mean)
+    assert model.num_timesteps == 0
+    model.get_env().close()
+
+    out = tmp_path / "on-mechgym"
+    assert _train(out, tiny_hyperparams["ppo"], "--backend", "mechgym", "--trained-agent", str(source)) == 0
+    record = RunFolder.open(out).record
+    assert record["finished"] and 256 <= record["timesteps_done"] < 512  # counted from zero, not from the source's
+    assert record["env_kwargs"]["backend"] == "mechgym"
+    assert record["trained_agent"]["env_kwargs"]["backend"] == "mujoco"
+    assert record["trained_agent"]["fingerprint"] == RunFolder.open(source).fingerprint()
+
+    assert _train(tmp_path / "sac", tiny_hyperparams["sac"], "--trained-agent", str(source), algo="sac") == 2
+    assert "algorithm 'ppo', not 'sac'" in capsys.readouterr().err
+    assert main(["--env", "mechgym/CubeDrop-v0", "--out", str(out), "--resume", "--trained-agent", str(source)]) == 2
+    assert "--trained-agent" in capsys.readouterr().err
+
+
 def test_a_corrupt_or_incomplete_run_folder_is_refused_naming_the_file(tmp_path, tiny_hyperparams):
     with pytest.raises(RunFolderError, match="run.json is missing"):
         RunFolder.open(tmp_path)
