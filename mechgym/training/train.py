@@ -102,7 +102,6 @@ def _starting_agent(settings: TrainSettings, normalized: bool) -> dict[str, Any]
     if mismatches:
         raise ValueError(f"the trained agent {settings.trained_agent} cannot start this run: it has "
                          + "; ".join(mismatches))
-    source.policy_files()  # its files must be there
     return {"run": str(settings.trained_agent), "path": str(source.path.resolve()),
             "fingerprint": source.fingerprint(), "env_kwargs": source.env_kwargs,
             "timesteps_done": source.record["timesteps_done"]}
@@ -229,9 +228,9 @@ def _build(run: RunFolder, settings: TrainSettings):
     tensorboard = str(run.path / "tensorboard") if settings.tensorboard else None
     kwargs = {**record["hyperparams"], "policy_kwargs": config.policy_kwargs(record["hyperparams"].get(
         "policy_kwargs"))}
-    if record["checkpoint"] is None and record.get("trained_agent") is not None:
-        return _from_trained_agent(record, venv, algo, tensorboard, kwargs)
     if record["checkpoint"] is None:
+        if record.get("trained_agent") is not None:
+            return _from_trained_agent(record, venv, algo, tensorboard, kwargs)
         if record["normalize"] is not None:
             venv = VecNormalize(venv, **record["normalize"])
         return algo(record["policy"], venv, seed=record["seed"], device="cpu", tensorboard_log=tensorboard,
