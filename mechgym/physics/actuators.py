@@ -19,22 +19,21 @@ The transmission length l is 0 for all three (see ``model.Actuators``).
 
 from __future__ import annotations
 
-from numba import njit
-
+from .jit import kernel
 from .kinematics import BODY_QUAT, OFFSET, OMEGA, ORIGIN_VEL, add_wrench_at
 from .rotation import mul, rot
 
 JOINT_AXES, PARENT_AXES, SITE_AXES = 0, 1, 2
 
 
-@njit(cache=True)
+@kernel
 def _clamp(value, limited, low, high):
     if limited:
         return min(max(value, low), high)
     return value
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def actuator_force(actuators, i, ctrl, length, velocity):
     """MuJoCo's force of actuator i (N or N m) for the controls ``ctrl``, the transmission length (m or rad)
     and velocity (m/s or rad/s): a = clamp((gain0 + gain_len l + gain_vel v) u + bias0 + bias_len l
@@ -45,7 +44,7 @@ def actuator_force(actuators, i, ctrl, length, velocity):
     return _clamp(force, actuators.force_limited[i], actuators.force_range[i, 0], actuators.force_range[i, 1])
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def actuator_wrench(actuators, ctrl, frames, wrench):
     """Add every free-joint and site actuator's wrench about its body's COM (N, N m, world) to ``wrench``
     (B, 6), given each body's derived frame row. Actuators on static bodies and hinge/slide actuators (engine

@@ -56,8 +56,8 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
+from .jit import allocating, kernel
 from .rotation import free_rotor_drift, rot, rotate_inverse
 from .state import world_spin
 
@@ -182,7 +182,7 @@ class Workspace(NamedTuple):
         return new_workspace(bodies, rows)
 
 
-@njit(cache=True)
+@allocating
 def new_workspace(bodies, rows):
     """A zeroed ``Workspace`` for ``bodies`` bodies and ``rows`` rows (callable from compiled code)."""
     index = np.zeros(rows, dtype=np.int64)
@@ -195,18 +195,18 @@ def new_workspace(bodies, rows):
                      np.zeros((bodies, 6)), np.zeros(1), np.zeros(rows))
 
 
-@njit(cache=True)
+@kernel
 def _cross(a, b):
     """a x b of two 3-tuples."""
     return a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]
 
 
-@njit(cache=True)
+@kernel
 def _dot(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
-@njit(cache=True)
+@kernel
 def copy_into(source, target):
     """target[i] = source[i] for a 1-D ``target``: an explicit loop, because numba's array slice assignment
     checks for overlap and copies through a temporary (tens of ns per call in the inner loops)."""
@@ -214,7 +214,7 @@ def copy_into(source, target):
         target[i] = source[i]
 
 
-@njit(cache=True)
+@kernel
 def _turned(quat, world, body, table, r):
     """R_body table[r] as a 3-tuple (the world: table[r] itself). Scalars throughout: slicing the arrays
     would create array objects whose reference counting costs more than the arithmetic."""
@@ -224,7 +224,7 @@ def _turned(quat, world, body, table, r):
     return rot(quat[world, body, 0], quat[world, body, 1], quat[world, body, 2], quat[world, body, 3], vx, vy, vz)
 
 
-@njit(cache=True)
+@kernel
 def _point(com, quat, world, body, table, r):
     """(lever R r from the COM, point c + R r) of the point table[r] fixed in ``body`` (m); for the world
     the lever is 0 and the point is table[r] itself."""
@@ -234,7 +234,7 @@ def _point(com, quat, world, body, table, r):
     return lever, (com[world, body, 0] + lever[0], com[world, body, 1] + lever[1], com[world, body, 2] + lever[2])
 
 
-@njit(cache=True)
+@kernel
 def evaluate_row(rows, r, state, world, grad):
     """Return g of row ``r`` at the current poses of world ``world`` and write its gradient into ``grad``
     (12,): [dg/dx_a, dg/dtheta_a, dg/dx_b, dg/dtheta_b] (world frame)."""
@@ -294,7 +294,7 @@ def evaluate_row(rows, r, state, world, grad):
     return value
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _clear_world_columns(a, b, grad):
     """The world does not move: its six gradient columns are zero."""
     if a < 0:
@@ -305,7 +305,7 @@ def _clear_world_columns(a, b, grad):
             grad[i] = 0.0
 
 
-@njit(cache=True)
+@kernel
 def body_coupling(bodies, state, world, body, gi, column_i, gj, column_j, vectors):
     """gi W_body gj^T over one body's 6 columns, starting at ``column_i`` in gi and ``column_j`` in gj (rows of
     two body pairs that share this body): (1/m) gi_x . gj_x plus (R^T gi_theta) . diag(1/I) (R^T gj_theta) (W at
@@ -323,7 +323,7 @@ def body_coupling(bodies, state, world, body, gi, column_i, gj, column_j, vector
     return total
 
 
-@njit(cache=True)
+@kernel
 def coupling(bodies, state, world, a, b, gi, gj, vectors):
     """gi W gj^T for two 12-number gradient rows of the body pair (a, b): the rate of change of g_i per unit
     impulse along gj (1/kg for POINT/DISTANCE rows: m/s per N s)."""
@@ -331,7 +331,7 @@ def coupling(bodies, state, world, a, b, gi, gj, vectors):
             + body_coupling(bodies, state, world, b, gi, LIN_B, gj, LIN_B, vectors))
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _kick(bodies, state, world, body, grad, column, impulse):
     """v += P dg/dx / m,  L += P dg/dtheta for an impulse P along one body's gradient columns."""
     if body < 0:
@@ -341,14 +341,14 @@ def _kick(bodies, state, world, body, grad, column, impulse):
         state.momentum[world, body, i] += impulse * grad[column + 3 + i]
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def apply_impulse(bodies, state, world, a, b, grad, impulse):
     """Apply the impulse ``impulse`` (N s, or N m s for angular rows) along the gradient ``grad`` to a and b."""
     _kick(bodies, state, world, a, grad, LIN_A, impulse)
     _kick(bodies, state, world, b, grad, LIN_B, impulse)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def redrift(bodies, state, world, body, h, work):
     """Drift ``body`` again from the start of the step with its corrected half-step velocity and momentum:
     c = c_n + h v_half, q = free-rotor flow of h seconds from q_n at L_half (the drift of step.drift)."""
@@ -361,7 +361,7 @@ def redrift(bodies, state, world, body, h, work):
     free_rotor_drift(state.quat[world, body], bodies.inv_inertia[body], state.momentum[world, body], h)
 
 
-@njit(cache=True)
+@kernel
 def begin_step(rows, state, world, work):
     """Before the drift: store c_n, q_n and the start-of-step gradients G(q_n). The impulses of the previous
     step stay in ``work`` as the warm start of this one (zero them when the state jumps, e.g. on reset)."""
@@ -372,13 +372,13 @@ def begin_step(rows, state, world, work):
         evaluate_row(rows, r, state, world, work.start_gradient[r])
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _worse(worst, error):
     """max(worst, error), with NaN winning (a non-finite error never counts as converged)."""
     return error if not error <= worst else worst
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _acting_error(sense, value, total):
     """|value| when the row acts: always for an equality row; for a one-sided row while it pushes (total
     multiplier != 0, so it must hold or release) or is violated (sense * value < 0); else 0 (slack)."""
@@ -390,7 +390,7 @@ def _acting_error(sense, value, total):
 # ---- Direct solve: dense LU of the coupling matrix K over a set of rows ------------------------------------
 
 
-@njit(cache=True)
+@kernel
 def factor(matrix, n, pivot, pivot_column, diagonal):
     """LU-factor matrix[:n, :n] in place by Gaussian elimination with partial pivoting, skipping dependent
     columns, and return the rank k. Column j is dependent when, after eliminating the previous pivots, no
@@ -425,7 +425,7 @@ def factor(matrix, n, pivot, pivot_column, diagonal):
     return rank
 
 
-@njit(cache=True)
+@kernel
 def solve_factored(matrix, n, rank, pivot, pivot_column, rhs):
     """Overwrite rhs[:n] with x solving A x = rhs, from ``factor``'s LU of A = matrix[:n, :n] of rank
     ``rank``. The unknowns of dependent columns are 0; the last n - rank equations (consistency) are unused."""
@@ -449,7 +449,7 @@ def solve_factored(matrix, n, rank, pivot, pivot_column, rhs):
         rhs[pivot_column[s]] = value
 
 
-@njit(cache=True)
+@allocating
 def solve_block(matrix, rhs, n):
     """Solve matrix[:n, :n] x = rhs[:n] in place (x left in rhs) by ``factor``. Returns False, leaving both
     garbled, when the rows are dependent (see ``factor``). Allocates its scratch: it serves the block
@@ -461,7 +461,7 @@ def solve_block(matrix, rhs, n):
     return True
 
 
-@njit(cache=True)
+@kernel
 def _mobility(bodies, state, world, rows, r, grad, out):
     """out (12,) = W grad^T: the velocity change (per unit impulse along ``grad``) of row r's bodies, dg/dx / m
     on the linear columns and R diag(1/I) R^T dg/dtheta on the angular ones (W at the current orientations)."""
@@ -478,7 +478,7 @@ def _mobility(bodies, state, world, rows, r, grad, out):
             inv[body, 2], grad[column + 3], grad[column + 4], grad[column + 5])
 
 
-@njit(cache=True)
+@kernel
 def _dot6(left, i, left_column, right, j, right_column):
     """left[i, left_column:+6] . right[j, right_column:+6] (one body's columns of two 12-number rows)."""
     total = 0.0
@@ -487,7 +487,7 @@ def _dot6(left, i, left_column, right, j, right_column):
     return total
 
 
-@njit(cache=True)
+@kernel
 def _shared_coupling(rows, gradient, i, mobility, j):
     """G_i W D_j^T = sum over the bodies rows i and j share of G_i's columns of that body . (W D_j^T)'s."""
     total = 0.0
@@ -502,7 +502,7 @@ def _shared_coupling(rows, gradient, i, mobility, j):
     return total
 
 
-@njit(cache=True)
+@kernel
 def _assemble(rows, work, scale):
     """work.matrix[i, j] = scale G_i W D_j^T over the rows taking part (``work.active``), with G the rows'
     gradients in ``work.gradient`` and W D^T in ``work.mobility``: the change of the residual of row i per
@@ -517,7 +517,7 @@ def _assemble(rows, work, scale):
     work.sizes[0] = -1
 
 
-@njit(cache=True)
+@kernel
 def _initial_set(sense, active, residual, total, member):
     """The rows solved as equalities first (``member``): every equality row taking part (``active``), and
     each one-sided one that pushes (total != 0) or is violated (sense * residual < 0). (The helpers of
@@ -527,7 +527,7 @@ def _initial_set(sense, active, residual, total, member):
         member[r] = active[r] and (sense[r] == EQUALITY or total[r] != 0.0 or sense[r] * residual[r] < 0.0)
 
 
-@njit(cache=True)
+@kernel
 def _factor_set(member, matrix, factored, order, pivot, pivot_column, diagonal, sizes):
     """Gather K (``matrix``) over the member rows, in row order (``order``), into ``factored`` and LU-factor
     it, unless that set is factored already (``sizes``: its row count, -1 for none, and rank). Returns
@@ -548,7 +548,7 @@ def _factor_set(member, matrix, factored, order, pivot, pivot_column, diagonal, 
     return m, sizes[1]
 
 
-@njit(cache=True)
+@kernel
 def _solve_set(work, total):
     """work.delta: the multiplier changes that zero the linearised residual of every member row, r_i +
     sum_j K_ij delta_j = 0, while each released row (one-sided, taking part, not a member, total != 0) drops
@@ -574,7 +574,7 @@ def _solve_set(work, total):
         delta[order[k]] = rhs[k]
 
 
-@njit(cache=True)
+@kernel
 def _update_set(sense, active, member, residual, delta, matrix, total, threshold):
     """Complementarity of the one-sided rows after ``_solve_set``: members whose multiplier would pull
     (sense * (total + delta) < 0) leave the set; if none does, the non-members that would end violated
@@ -599,7 +599,7 @@ def _update_set(sense, active, member, residual, delta, matrix, total, threshold
     return changed
 
 
-@njit(cache=True)
+@kernel
 def _solve_pass(rows, work, total, threshold):
     """One linearised solve of the rows taking part for the residuals ``work.residual`` and the accumulated
     multipliers ``total``, into ``work.delta``: the equality rows exactly (r + K delta = 0), the one-sided
@@ -618,13 +618,13 @@ def _solve_pass(rows, work, total, threshold):
 # ---- SHAKE -------------------------------------------------------------------------------------------------
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _direction_row(solver, work, r):
     """The impulse direction of row r in SHAKE: G(q_n) (START) or the current gradient (CURRENT)."""
     return work.start_gradient[r] if solver.gradient == START else work.gradient[r]
 
 
-@njit(cache=True)
+@kernel
 def _apply_shake(rows, bodies, solver, state, world, h, work):
     """Add the impulses work.delta (N s, N m s) to ``work.impulse_position`` and apply them along the SHAKE
     directions to the half-step (v, L), then re-drift each body that received one, once."""
@@ -644,7 +644,7 @@ def _apply_shake(rows, bodies, solver, state, world, h, work):
             work.kicked[body] = False
 
 
-@njit(cache=True)
+@kernel
 def _prepare_shake(rows, bodies, state, world, h, work):
     """The quasi-Newton matrix of this step's SHAKE, K = h G W G0^T (G and W at the first iterate, see
     ``shake``), over every row that can move a body (``work.active``: G0 W G0^T > 0). K itself is not
@@ -658,7 +658,7 @@ def _prepare_shake(rows, bodies, state, world, h, work):
     _assemble(rows, work, h)
 
 
-@njit(cache=True)
+@kernel
 def _position_residuals(rows, state, world, work):
     """g and G of every row at the current poses (``work.residual``, ``work.gradient``); returns the largest
     error of the rows that act (``_acting_error`` against ``work.impulse_position``)."""
@@ -671,7 +671,7 @@ def _position_residuals(rows, state, world, work):
     return worst
 
 
-@njit(cache=True)
+@kernel
 def _warm_start_shake(rows, bodies, solver, state, world, h, work):
     """Apply the previous step's SHAKE impulses (in ``work.impulse_position`` on entry) as the first iterate,
     unless they turn some body by more than MAX_WARM_TURN within the step: then start from the drift alone
@@ -703,7 +703,7 @@ def _warm_start_shake(rows, bodies, solver, state, world, h, work):
         work.impulse_position[r] = 0.0
 
 
-@njit(cache=True)
+@kernel
 def _shake_direct(rows, bodies, solver, state, world, h, work):
     """SHAKE by a quasi-Newton iteration over all rows at once (START gradients, sweep GAUSS_SEIDEL; see
     ``shake``). Returns the iterations used (evaluations of g, the last one meeting the tolerance) or -1."""
@@ -720,7 +720,7 @@ def _shake_direct(rows, bodies, solver, state, world, h, work):
     return -1
 
 
-@njit(cache=True)
+@kernel
 def _clamped(sense, total, change):
     """The part of ``change`` that keeps the accumulated multiplier on the allowed side (sense * P >= 0)."""
     if sense != EQUALITY and sense * (total + change) < 0.0:
@@ -728,7 +728,7 @@ def _clamped(sense, total, change):
     return change
 
 
-@njit(cache=True)
+@kernel
 def _row_impulse(rows, bodies, solver, state, world, h, work, r, value):
     """SHAKE impulse of row r for the error ``value``: P = -g / (h G W D^T) with D the impulse direction
     (G0 for START, the current G for CURRENT), clamped for one-sided rows. Returns P (0 if degenerate)."""
@@ -739,7 +739,7 @@ def _row_impulse(rows, bodies, solver, state, world, h, work, r, value):
     return _clamped(rows.sense[r], work.impulse_position[r], -value / k)
 
 
-@njit(cache=True)
+@kernel
 def block_end(rows, r):
     """End (exclusive) of the block of rows that starts at row r: the run of consecutive equality rows on the
     same body pair, at most MAX_BLOCK long; a one-sided row or a damper is a block of its own (the trap variants'
@@ -753,7 +753,7 @@ def block_end(rows, r):
     return end
 
 
-@njit(cache=True)
+@kernel
 def _shake_rows(rows, bodies, solver, state, world, h, work, start, end):
     """Row-by-row Gauss-Seidel over rows [start, end); returns the largest error met (see ``shake``)."""
     worst = 0.0
@@ -766,7 +766,7 @@ def _shake_rows(rows, bodies, solver, state, world, h, work, start, end):
     return worst
 
 
-@njit(cache=True)
+@kernel
 def _shake_block(rows, bodies, solver, state, world, h, work, start, end):
     """One Gauss-Seidel step on the block [start, end) of equality rows of one body pair: g_i at the current
     poses, impulses P solving sum_j h G_i W D_j^T P_j = -g_i (D: the impulse directions), applied together,
@@ -794,7 +794,7 @@ def _shake_block(rows, bodies, solver, state, world, h, work, start, end):
     return worst
 
 
-@njit(cache=True)
+@kernel
 def _shake_row(rows, bodies, solver, state, world, h, work, r, impulse):
     """Apply one SHAKE impulse of row r along its direction and re-drift the row's two bodies."""
     if impulse == 0.0:
@@ -806,7 +806,7 @@ def _shake_row(rows, bodies, solver, state, world, h, work, r, impulse):
     redrift(bodies, state, world, b, h, work)
 
 
-@njit(cache=True)
+@kernel
 def _shake_sweeps(rows, bodies, solver, state, world, h, work):
     """SHAKE by sweeps over the rows, for the trap variants (see ``shake``): Jacobi (every row evaluated, then
     all row impulses applied) or Gauss-Seidel over the blocks of ``block_end`` with the CURRENT gradients.
@@ -836,7 +836,7 @@ def _shake_sweeps(rows, bodies, solver, state, world, h, work):
     return -1
 
 
-@njit(cache=True)
+@kernel
 def shake(rows, bodies, solver, state, world, h, work):
     """Project the drifted poses of world ``world`` back onto the rows (after step.drift, before the
     closing kick) and correct the half-step velocities and momenta to match. ``begin_step`` must have run
@@ -876,7 +876,7 @@ def shake(rows, bodies, solver, state, world, h, work):
 # ---- Velocity projection -----------------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@kernel
 def _body_rate(bodies, state, world, body, grad, column, omega):
     """dg/dt contribution of one body: dg/dx . v + dg/dtheta . w (w = R diag(1/I) R^T L)."""
     if body < 0:
@@ -892,14 +892,14 @@ def _body_rate(bodies, state, world, body, grad, column, omega):
     return total
 
 
-@njit(cache=True)
+@kernel
 def row_rate(rows, bodies, state, world, r, grad, omega):
     """dg/dt = G v of row r for the gradient ``grad`` (m/s or rad/s); ``omega`` (3,) scratch."""
     return (_body_rate(bodies, state, world, rows.body_a[r], grad, LIN_A, omega)
             + _body_rate(bodies, state, world, rows.body_b[r], grad, LIN_B, omega))
 
 
-@njit(cache=True)
+@kernel
 def project_velocity(rows, bodies, solver, state, world, h, work):
     """After the closing kick: remove the velocity along the constraints at the new poses, G(q_{n+1}) v = 0
     for the active rows, with impulses P along G. The problem is linear: the equality rows are solved exactly
@@ -918,7 +918,7 @@ def project_velocity(rows, bodies, solver, state, world, h, work):
     return -1
 
 
-@njit(cache=True)
+@kernel
 def begin_projection(rows, bodies, solver, state, world, half, work):
     """Set up the velocity projection at the current poses: each row's gradient G(q_{n+1}), W G^T and the
     matrix K = G W G^T, which rows take part (``work.active``, see ``project_velocity``), and the warm start:
@@ -949,7 +949,7 @@ def begin_projection(rows, bodies, solver, state, world, half, work):
     work.threshold[0] = solver.velocity_tolerance
 
 
-@njit(cache=True)
+@kernel
 def projection_sweep(rows, bodies, state, world, work):
     """One pass of the velocity projection (after ``begin_projection``): the rates G v of the active rows at
     the current velocities, then, unless they already meet the tolerance, one ``_solve_pass`` (exact for the
@@ -973,7 +973,7 @@ def projection_sweep(rows, bodies, state, world, work):
     return worst
 
 
-@njit(cache=True)
+@kernel
 def reaction_forces(state, world, h, out):
     """out[r] = (P_position + P_velocity) / h from the impulses of the last step of world ``world`` (kept in
     ``state``, see ``state.State``): each row's generalised force over the step (N or N m; a rod or rope in

@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from .actuators import actuator_force, actuator_wrench
 from .constraints import evaluate_row, row_rate
+from .jit import allocating, kernel
 from .joints import add_coordinate_forces, add_row_force, coordinate_value
 from .kinematics import BODY_QUAT, OFFSET, OMEGA_LOCAL, ORIGIN_VEL, add_wrench_at, derive_frame
 from .rotation import rot
@@ -35,7 +35,7 @@ class Windows(NamedTuple):
         return Windows(index, index, np.zeros((0, 6)), np.zeros(0), np.zeros(0))
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _fluid(bodies, env, state, world, b, wrench):
     """MuJoCo's inertia-box fluid force (see model._fluid_coefficients), in principal axes:
     F_i = -(c_lin + k_i |u_i|) u_i with u = R_p^T (v_c - wind);  T_i = -(c_ang + k_{3+i} |w_i|) w_i."""
@@ -53,7 +53,7 @@ def _fluid(bodies, env, state, world, b, wrench):
     add_wrench_at(wrench, b, 0.0, 0.0, 0.0, fx, fy, fz, tx, ty, tz)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _damping(bodies, b, frames, wrench):
     """Free-joint dof damping, MuJoCo's qfrc_damper = -d * qvel: f = -d_{0:3} v_o (world axes) at the
     origin, torque -d_{3:6} w_body in body axes."""
@@ -76,14 +76,14 @@ class CoordinateScratch(NamedTuple):
     omega: np.ndarray  # (3,)
 
 
-@njit(cache=True)
+@allocating
 def new_coordinate_scratch(coordinates):
     """A zeroed ``CoordinateScratch`` for ``coordinates`` hinge/slide coordinates."""
     return CoordinateScratch(np.zeros(coordinates), np.zeros(coordinates), np.zeros(coordinates), np.zeros(12),
                              np.zeros(3))
 
 
-@njit(cache=True)
+@kernel
 def coordinate_wrench(bodies, actuators, coordinates, state, world, ctrl, scratch, damped, wrench):
     """Add the joint damping (when ``damped``) and hinge/slide actuator forces (MuJoCo's qfrc_damper +
     qfrc_actuator on those dofs) to the bodies' wrenches (B, 6). Per coordinate c: q = qpos0 + g (unwrapped
@@ -109,7 +109,7 @@ def coordinate_wrench(bodies, actuators, coordinates, state, world, ctrl, scratc
     add_coordinate_forces(coordinates, state, world, scratch.force, scratch.grad, wrench)
 
 
-@njit(cache=True)
+@kernel
 def damper_wrench(rows, bodies, state, world, grad, omega, wrench):
     """Add the force of every damper row (``constraints.begin_projection``) at the current velocities,
     Q = -d G v along its gradient, to the bodies' wrenches (B, 6): what the closing kick left to those rows, as
@@ -121,7 +121,7 @@ def damper_wrench(rows, bodies, state, world, grad, omega, wrench):
         add_row_force(rows, r, grad, -rows.damping[r] * row_rate(rows, bodies, state, world, r, grad, omega), wrench)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def smooth_wrench(bodies, actuators, env, state, world, ctrl, frames, wrench):
     """wrench[b] = sum of fluid, free-joint damping and free-joint/site actuator wrenches (N, N m) about each
     COM at the state of ``world``; ``frames`` (B, FRAME_SIZE) holds each body's derived frame afterwards.
@@ -136,7 +136,7 @@ def smooth_wrench(bodies, actuators, env, state, world, ctrl, frames, wrench):
     actuator_wrench(actuators, ctrl, frames, wrench)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def window_impulse(windows, world, t0, t1, impulse):
     """impulse[b] = sum over ``world``'s windows of wrench x |[t0, t1) n [start, stop)| (N s, N m s).
 

@@ -36,7 +36,6 @@ from typing import NamedTuple
 
 import mujoco
 import numpy as np
-from numba import njit
 
 from ..errors import SceneError
 from ..scene import name_of
@@ -55,6 +54,7 @@ from .constraints import (
     make_rows,
     row_rate,
 )
+from .jit import allocating, kernel
 from .rotation import quat_mul, quat_mul_conj, rotate, rotate_inverse
 from .state import angular_velocity
 
@@ -420,7 +420,7 @@ def turns_from_qpos(coordinates: Coordinates, qpos: np.ndarray, turns: np.ndarra
     turns[:] = qpos[coordinates.qposadr] - coordinates.qpos0
 
 
-@njit(cache=True)
+@kernel
 def coordinate_value(coordinates, c, state, world, turns, grad):
     """g of coordinate c's measuring row (rad or m, 0 at qpos0), its gradient into ``grad`` (12,); a hinge
     angle, which the row gives in (-pi, pi], is unwrapped to the turn nearest the previous angle turns[c]:
@@ -432,7 +432,7 @@ def coordinate_value(coordinates, c, state, world, turns, grad):
     return value
 
 
-@njit(cache=True)
+@kernel
 def update_turns(coordinates, state, world, turns, grad):
     """turns[c] = the unwrapped angle of every hinge coordinate at the current poses (rad)."""
     for c in range(coordinates.hinge.size):
@@ -440,7 +440,7 @@ def update_turns(coordinates, state, world, turns, grad):
             turns[c] = coordinate_value(coordinates, c, state, world, turns, grad)
 
 
-@njit(cache=True)
+@allocating
 def store_coordinates(coordinates, bodies, state, world, turns, vectors, grad, qpos, qvel):
     """Write the hinge, slide and ball entries of MuJoCo's qpos/qvel for world ``world``.
 
@@ -479,7 +479,7 @@ def store_coordinates(coordinates, bodies, state, world, turns, vectors, grad, q
         copy_into(omega, qvel[coordinates.ball_dofadr[k]:coordinates.ball_dofadr[k] + 3])
 
 
-@njit(cache=True)
+@kernel
 def add_coordinate_forces(coordinates, state, world, forces, grad, wrench):
     """Add generalised forces on the hinge and slide coordinates to the bodies' wrenches (B, 6) (force N,
     torque N m about each COM, world frame): by virtual work, Q dq = Q G dx, so a force Q on coordinate c
@@ -493,7 +493,7 @@ def add_coordinate_forces(coordinates, state, world, forces, grad, wrench):
             add_row_force(rows, c, grad, forces[c], wrench)
 
 
-@njit(cache=True)
+@kernel
 def add_row_force(rows, r, grad, force, wrench):
     """Add the generalised force ``force`` (N or N m) along row r, whose gradient is ``grad`` (12,), to the
     wrenches (B, 6) of its two bodies: force dg/dx, force dg/dtheta (virtual work)."""

@@ -7,8 +7,8 @@ The per-step code works on scalars and indexes arrays in place (see :mod:`mechgy
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from .jit import allocating, kernel
 from .rotation import mul, rot
 from .state import world_spin
 
@@ -16,7 +16,7 @@ from .state import world_spin
 OMEGA, BODY_QUAT, OFFSET, ORIGIN_VEL, OMEGA_LOCAL, FRAME_SIZE = 0, 3, 7, 10, 13, 16
 
 
-@njit(cache=True)
+@kernel
 def derive_frame(bodies, state, world, b, frames):
     """Fill row b of ``frames``: world angular velocity w (rad/s), body quaternion
     q_b = q_p (x) conj(iquat), offset r = origin - c = -R_b ipos (m), origin velocity
@@ -39,7 +39,7 @@ def derive_frame(bodies, state, world, b, frames):
     row[OMEGA_LOCAL], row[OMEGA_LOCAL + 1], row[OMEGA_LOCAL + 2] = lx, ly, lz
 
 
-@njit(cache=True)
+@kernel
 def add_wrench_at(wrench, b, rx, ry, rz, fx, fy, fz, tx, ty, tz):
     """Add a force f (N, world) acting at the point c + r of body b plus a torque t (N m, world) to
     wrench[b] as the equivalent wrench about the COM c: F += f, T += t + r x f."""
@@ -51,7 +51,7 @@ def add_wrench_at(wrench, b, rx, ry, rz, fx, fy, fz, tx, ty, tz):
     wrench[b, 5] += tz + rx * fy - ry * fx
 
 
-@njit(cache=True)
+@allocating
 def store_generalized(bodies, free, qposadr, dofadr, state, world, qpos, qvel):
     """Write the free bodies ``free`` (F,) of world ``world`` into MuJoCo qpos (origin, body quaternion) and
     qvel (origin velocity in the world frame, angular velocity in the body frame) at their free joints'

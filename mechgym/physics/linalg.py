@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
+from .jit import kernel
 
 # The proximal iteration's ridge (``proximal_lcp``), relative to the largest diagonal entry: each iteration brings
 # a mode of eigenvalue sigma a factor ridge / (sigma + ridge) closer (a squeezed card's slowest mode, 1e-7 of the
@@ -17,7 +17,7 @@ DEPENDENT = 1e-12  # relative pivot size below which an equation counts as depen
 MAX_PIVOTS = 1000  # of principal_pivoting (the least-index rule is finite, but its worst case is exponential)
 
 
-@njit(cache=True)
+@kernel
 def ridge_cholesky(a, n, ridge):
     """In place: a[:n, :n] <- L, the lower Cholesky factor of a + ridge I (a symmetric; its upper triangle is
     left as it was). Returns False if a pivot is not positive (a + ridge I is not positive definite)."""
@@ -36,7 +36,7 @@ def ridge_cholesky(a, n, ridge):
     return True
 
 
-@njit(cache=True)
+@kernel
 def cholesky_solve(factor, n, b):
     """In place: b[:n] <- (L L^T)^-1 b for the factor L of ``ridge_cholesky``."""
     for i in range(n):
@@ -51,7 +51,7 @@ def cholesky_solve(factor, n, b):
         b[i] = value / factor[i, i]
 
 
-@njit(cache=True)
+@kernel
 def eliminate(a, b, n, rows, cols, x):
     """x[:n] solving a[:n, :n] x = b[:n] by Gaussian elimination with full pivoting (a and b are overwritten;
     rows, cols: (n,) int64 scratch); the unknowns of dependent equations (pivot below DEPENDENT times the largest
@@ -91,7 +91,7 @@ def eliminate(a, b, n, rows, cols, x):
     return rank
 
 
-@njit(cache=True)
+@kernel
 def principal_pivoting(a, n, ridge, q, member, z, factor, index, tolerance):
     """The linear complementarity problem z >= 0, w = (a + ridge I) z + q >= 0, z . w = 0 over a[:n, :n] symmetric
     positive semidefinite and ridge > 0 (a positive definite matrix: the solution exists and is unique), by
@@ -140,7 +140,7 @@ def principal_pivoting(a, n, ridge, q, member, z, factor, index, tolerance):
     return -1
 
 
-@njit(cache=True)
+@kernel
 def proximal_lcp(a, n, q, z, member, vectors, factor, indices, tolerance):
     """z[:n] >= 0 with w = a z + q >= 0 and z . w = 0, a[:n, :n] symmetric positive semidefinite (singular where
     rows depend on each other), from z on entry. The proximal point iteration z_{k+1} = LCP(a + eps I, q - eps z_k),
@@ -188,7 +188,7 @@ def proximal_lcp(a, n, q, z, member, vectors, factor, indices, tolerance):
     return -1
 
 
-@njit(cache=True)
+@kernel
 def _complementary(a, n, q, z, tolerance):
     """z >= 0, w = a z + q >= 0 and z_i w_i = 0 to ``tolerance`` (w's units, z_i scaled by a_ii)."""
     for i in range(n):

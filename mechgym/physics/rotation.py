@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
+from .jit import kernel
 
 
-@njit(cache=True)
+@kernel
 def mul(aw, ax, ay, az, bw, bx, by, bz):
     """Hamilton product a (x) b of two quaternions given as scalars; returns (w, x, y, z)."""
     return (aw * bw - ax * bx - ay * by - az * bz,
@@ -22,7 +22,7 @@ def mul(aw, ax, ay, az, bw, bx, by, bz):
             aw * bz + ax * by - ay * bx + az * bw)
 
 
-@njit(cache=True)
+@kernel
 def rot(w, x, y, z, vx, vy, vz):
     """R(q) v for q = (w, x, y, z) given as scalars; returns (x, y, z).
 
@@ -34,31 +34,31 @@ def rot(w, x, y, z, vx, vy, vz):
     return vx + w * tx + (y * tz - z * ty), vy + w * ty + (z * tx - x * tz), vz + w * tz + (x * ty - y * tx)
 
 
-@njit(cache=True)
+@kernel
 def quat_mul(a, b, out):
     """out = a (x) b; ``out`` may not alias ``a`` or ``b``."""
     out[0], out[1], out[2], out[3] = mul(a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3])
 
 
-@njit(cache=True)
+@kernel
 def quat_mul_conj(a, b, out):
     """out = a (x) conj(b); ``out`` may not alias ``a`` or ``b``."""
     out[0], out[1], out[2], out[3] = mul(a[0], a[1], a[2], a[3], b[0], -b[1], -b[2], -b[3])
 
 
-@njit(cache=True)
+@kernel
 def rotate(q, v, out):
     """out = R(q) v; ``out`` may alias ``v``."""
     out[0], out[1], out[2] = rot(q[0], q[1], q[2], q[3], v[0], v[1], v[2])
 
 
-@njit(cache=True)
+@kernel
 def rotate_inverse(q, v, out):
     """out = R(q)^T v (rotation by conj(q)); ``out`` may alias ``v``."""
     out[0], out[1], out[2] = rot(q[0], -q[1], -q[2], -q[3], v[0], v[1], v[2])
 
 
-@njit(cache=True)
+@kernel
 def axis_component(q, axis, v):
     """(R(q) e_axis) . v: the component of the world vector ``v`` along body axis ``axis`` (0, 1, 2)."""
     w, x, y, z = q[0], q[1], q[2], q[3]
@@ -71,7 +71,7 @@ def axis_component(q, axis, v):
     return cx * v[0] + cy * v[1] + cz * v[2]
 
 
-@njit(cache=True)
+@kernel
 def normalize(q):
     """Scale ``q`` in place to unit length."""
     s = 1.0 / math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
@@ -79,7 +79,7 @@ def normalize(q):
         q[i] *= s
 
 
-@njit(cache=True)
+@kernel
 def _rotate_about_axis(q, axis, angle):
     """q <- q (x) (cos(angle/2), sin(angle/2) e_axis): turn the body by ``angle`` (rad) about its own axis."""
     c = math.cos(0.5 * angle)
@@ -93,7 +93,7 @@ def _rotate_about_axis(q, axis, angle):
         q[0], q[1], q[2], q[3] = w * c - z * s, x * c + y * s, y * c - x * s, z * c + w * s
 
 
-@njit(cache=True)
+@kernel
 def _principal_flow(q, axis, inv_inertia, momentum, tau):
     """Exact flow of H_i = pi_i^2 / (2 I_i) for ``tau`` seconds.
 
@@ -104,7 +104,7 @@ def _principal_flow(q, axis, inv_inertia, momentum, tau):
     _rotate_about_axis(q, axis, rate * tau)
 
 
-@njit(cache=True)
+@kernel
 def free_rotor_drift(q, inv_inertia, momentum, h):
     """Advance the principal-frame orientation ``q`` by ``h`` seconds of torque-free rotation.
 

@@ -23,8 +23,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
+from .jit import allocating, kernel
 from .rotation import normalize, quat_mul, rot, rotate, rotate_inverse
 
 
@@ -54,7 +54,7 @@ class State(NamedTuple):
             mine[...] = theirs
 
 
-@njit(cache=True)
+@kernel
 def world_spin(qw, qx, qy, qz, i0, i1, i2, lx, ly, lz):
     """w = R diag(1/I) R^T L (rad/s) for the principal frame q, inverse principal moments i (1/(kg m^2)) and
     the world angular momentum L (kg m^2/s), all scalars; returns (x, y, z)."""
@@ -62,14 +62,14 @@ def world_spin(qw, qx, qy, qz, i0, i1, i2, lx, ly, lz):
     return rot(qw, qx, qy, qz, px * i0, py * i1, pz * i2)
 
 
-@njit(cache=True)
+@kernel
 def angular_velocity(inv_inertia, quat, momentum, out):
     """out = R diag(1/I) R^T L: world angular velocity (rad/s) from the world angular momentum."""
     out[0], out[1], out[2] = world_spin(quat[0], quat[1], quat[2], quat[3], inv_inertia[0], inv_inertia[1],
                                         inv_inertia[2], momentum[0], momentum[1], momentum[2])
 
 
-@njit(cache=True)
+@allocating
 def load_generalized(bodies, free, qposadr, dofadr, qpos, qvel, state, world):
     """Set the free bodies ``free`` (F,) of world ``world`` from MuJoCo qpos/qvel at their free joints'
     addresses (F,) (quaternions are normalised)."""
@@ -95,7 +95,7 @@ def load_generalized(bodies, free, qposadr, dofadr, qpos, qvel, state, world):
         rotate(state.quat[world, b], omega, state.momentum[world, b])
 
 
-@njit(cache=True)
+@allocating
 def energy(bodies, gravity, state, world):
     """Kinetic energy 1/2 m |v|^2 + 1/2 sum_i pi_i^2 / I_i plus potential -m g . c (J) of one world."""
     total = 0.0

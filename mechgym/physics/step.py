@@ -48,11 +48,9 @@ contact solve is part of that projection (each iterate's contact impulses solved
 rows), so that the velocity-dependent forces see the contact impulses of the same step: a servo that
 holds a load through friction keeps it at rest instead of letting it creep.
 
-Performance: a compiled call that receives the model's named tuples of arrays pays reference counting
-per array (~15 ns each, ~0.4 us per call for Engine I's tuples), and so does every array slice, so the
-per-step functions that take the tuples and that LLVM would not inline by itself (closing_kick,
-smooth_wrench and the force terms) are inlined at Numba IR level (``inline="always"``), and the force
-code works on scalars (``rotation.rot``/``mul``) rather than on slices.
+Performance: the step's functions are kernels (``jit.kernel``): compiled without numba's runtime, they do no
+reference counting of the arrays they receive. Only ``advance``, which allocates the per-call scratch, and
+the constructors run with it.
 """
 
 from __future__ import annotations
@@ -60,7 +58,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from .constraints import begin_step, new_workspace, project_velocity, shake
 from .contact import (
@@ -77,6 +74,7 @@ from .contact import (
     warm_start,
 )
 from .forces import coordinate_wrench, damper_wrench, new_coordinate_scratch, smooth_wrench, window_impulse
+from .jit import allocating, kernel
 from .joints import update_turns
 from .kinematics import FRAME_SIZE
 from .rotation import free_rotor_drift
@@ -93,7 +91,7 @@ MAX_ITERATIONS = 100
 OK, NON_FINITE, NOT_CONVERGED, NOT_PROJECTED, TOO_MANY_CONTACTS, CONTACTS_NOT_SOLVED = 0, 1, 2, 3, 4, 5
 
 
-@njit(cache=True)
+@kernel
 def opening_kick(bodies, env, state, world, half, wrench, impulse):
     """v += half (g + F/m) + J/m;  L += half T + J_T  (``half`` = h/2 s). Also the closing kick when no
     force depends on the velocity."""
@@ -104,7 +102,7 @@ def opening_kick(bodies, env, state, world, half, wrench, impulse):
             state.momentum[world, b, i] += half * wrench[b, 3 + i] + impulse[b, 3 + i]
 
 
-@njit(cache=True)
+@allocating
 def resting_forces(bodies, actuators, env, linkage, state, world, ctrl):
     """The smooth forces (B, 6) (N, N m about each COM) that the opening kick applies at the state of ``world``
     under the controls ``ctrl`` (U,), for the resting reactions of the contacts at a reset
@@ -120,7 +118,7 @@ def resting_forces(bodies, actuators, env, linkage, state, world, ctrl):
     return wrench
 
 
-@njit(cache=True)
+@kernel
 def drift(bodies, state, world, h):
     """c += h v; the principal frame turns by the free-rotor flow of ``h`` seconds at fixed L."""
     for b in range(state.com.shape[1]):
@@ -129,7 +127,7 @@ def drift(bodies, state, world, h):
         free_rotor_drift(state.quat[world, b], bodies.inv_inertia[b], state.momentum[world, b], h)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def closing_kick(bodies, actuators, env, linkage, constrained, state, world, ctrl, half, h, impulse, start, previous,
                  history, frames, scratch, work, wrench, contacts, contact_scratch, joined):
     """Solve v' = v + half (g + F(v')/m) + J/m (and L' likewise) by fixed-point iteration, each iterate
@@ -201,7 +199,7 @@ def closing_kick(bodies, actuators, env, linkage, constrained, state, world, ctr
     return NOT_CONVERGED
 
 
-@njit(cache=True)
+@kernel
 def _finite(state, world):
     for b in range(state.com.shape[1]):
         for i in range(3):
@@ -213,7 +211,7 @@ def _finite(state, world):
     return True
 
 
-@njit(cache=True)
+@kernel
 def _copy_world(source, target, world, back):
     """Copy one world's state to the (B, 13) scratch ``target`` (back=False) or from it (back=True)."""
     for b in range(source.com.shape[1]):
@@ -233,7 +231,7 @@ def _copy_world(source, target, world, back):
                 target[b, 9 + i] = source.quat[world, b, i]
 
 
-@njit(cache=True)
+@kernel
 def _keep_impulses(state, world, work, back):
     """Copy the world's warm-start impulses into the workspace (back=False) or the step's impulses out of it."""
     for r in range(work.impulse_position.size):
@@ -245,7 +243,7 @@ def _keep_impulses(state, world, work, back):
             work.impulse_velocity[r] = state.impulse_velocity[world, r]
 
 
-@njit(cache=True)
+@allocating
 def advance(bodies, actuators, env, linkage, geoms, windows, state, contacts, contact_scratch, ctrl, first_step, n, h,
             status):
     """Advance every world of ``state`` by ``n`` steps of ``h`` seconds, starting at global step

@@ -39,8 +39,7 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
-
+from ..jit import kernel
 from .common import axpy, column, cross, dot, emit, norm, scale, segment_closest, sub, to_local, to_world, vec
 
 REL_TOL = 0.95
@@ -48,14 +47,14 @@ ABS_TOL = 1e-5  # m
 EDGE_FEATURE_BASE = 2592
 
 
-@njit(cache=True)
+@kernel
 def _support_radius(mat, half, axis):
     """r(L) = sum_i h_i |M_i.L|: half the width of the box along the unit direction L (m)."""
     return (half[0] * abs(dot(column(mat, 0), axis)) + half[1] * abs(dot(column(mat, 1), axis))
             + half[2] * abs(dot(column(mat, 2), axis)))
 
 
-@njit(cache=True)
+@kernel
 def _clip(src, src_tag, n_src, dst, dst_tag, axis, sign, limit, plane):
     """One Sutherland-Hodgman pass: keep the part of polygon ``src`` with sign * x[axis] <= limit.
 
@@ -95,7 +94,7 @@ def _clip(src, src_tag, n_src, dst, dst_tag, axis, sign, limit, plane):
     return count
 
 
-@njit(cache=True)
+@kernel
 def _face_contacts(ref_size, ref_pos, ref_mat, inc_size, inc_pos, inc_mat, axis, flip, margin,
                    out_pos, out_normal, out_dist, out_feature):
     """Clip the incident face of box ``inc`` against reference face ``axis`` of box ``ref`` (see module doc).
@@ -148,7 +147,7 @@ def _face_contacts(ref_size, ref_pos, ref_mat, inc_size, inc_pos, inc_mat, axis,
     return kept
 
 
-@njit(cache=True)
+@kernel
 def _edge_contact(size1, pos1, mat1, size2, pos2, mat2, i, j, out_pos, out_normal, out_dist, out_feature):
     """One contact between edge direction A_i of box 1 and B_j of box 2 (see module doc)."""
     a = vec(pos1)
@@ -192,7 +191,7 @@ def _edge_contact(size1, pos1, mat1, size2, pos2, mat2, i, j, out_pos, out_norma
                 EDGE_FEATURE_BASE + 16 * (3 * i + j) + 4 * code_a + code_b)
 
 
-@njit(cache=True)
+@kernel
 def _best_face_axis(size_ref, mat_ref, size_other, mat_other, d, margin):
     """Largest separation s_i = |n_i . d| - h_i - r_other(n_i) (m) over the face normals n_i of the reference
     box and its axis index; returns at the first s_i > margin (separated: no contact)."""
@@ -207,7 +206,7 @@ def _best_face_axis(size_ref, mat_ref, size_other, mat_other, d, margin):
     return best, axis
 
 
-@njit(cache=True)
+@kernel
 def box_box(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal, out_dist, out_feature):
     """Contacts between two boxes (see the module docstring); needs 8 output rows. Returns the count."""
     d = sub(vec(pos2), vec(pos1))

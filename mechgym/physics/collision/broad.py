@@ -22,12 +22,12 @@ import math
 
 import mujoco
 import numpy as np
-from numba import njit
 
+from ..jit import kernel
 from .narrow import CAPSULE, CYLINDER, PLANE, SPHERE
 
 
-@njit(cache=True)
+@kernel
 def geom_aabbs(types, sizes, pos, mats, margin, out_lo, out_hi):
     """World AABB of every geom, inflated by ``margin`` (m), into ``out_lo``/``out_hi`` (G, 3) (m).
 
@@ -59,7 +59,7 @@ def geom_aabbs(types, sizes, pos, mats, margin, out_lo, out_hi):
             out_hi[g, i] = pos[g, i] + half + margin
 
 
-@njit(cache=True)
+@kernel
 def can_collide(g1, g2, body, parent, contype, conaffinity, filter_parent):
     """MuJoCo's pair filter (see the module docstring); no geometry."""
     b1, b2 = body[g1], body[g2]
@@ -72,7 +72,7 @@ def can_collide(g1, g2, body, parent, contype, conaffinity, filter_parent):
     return True
 
 
-@njit(cache=True)
+@kernel
 def sweep_axis(lo, hi):
     """The world axis (0, 1, 2) along which the finite AABB centres spread most (largest variance).
 
@@ -97,7 +97,7 @@ def sweep_axis(lo, hi):
     return best
 
 
-@njit(cache=True)
+@kernel
 def _sort_order(lo, axis, order):
     """Insertion-sort the persistent permutation ``order`` in place by lo[:, axis] (stable): O(G + swaps),
     O(G) when the order barely changes from step to step (O(G^2) only for the first call on an unsorted scene)."""
@@ -111,7 +111,7 @@ def _sort_order(lo, axis, order):
         order[j + 1] = g
 
 
-@njit(cache=True)
+@kernel
 def _overlap(lo, hi, g, h):
     """The closed AABBs of g and h intersect (touching counts)."""
     for i in range(3):
@@ -120,7 +120,7 @@ def _overlap(lo, hi, g, h):
     return True
 
 
-@njit(cache=True)
+@kernel
 def sweep_pairs(lo, hi, axis, order, body, parent, contype, conaffinity, filter_parent, out_pairs):
     """Candidate pairs by sort-and-sweep along world ``axis`` (see ``sweep_axis``); returns their number.
 
@@ -175,19 +175,19 @@ LARGE = np.iinfo(np.int64).min  # cell[g, 0] of a large geom (see grid_scratch)
 _CELL_LIMIT = 2.0**40  # |cell index| is clamped here (a geom that far out shares the last cell with its neighbours)
 
 
-@njit(cache=True)
+@kernel
 def _cell(x, size):
     """Index of the grid cell of size ``size`` (m) holding the coordinate x, floor(x / size), clamped."""
     return int(max(-_CELL_LIMIT, min(_CELL_LIMIT, math.floor(x / size))))
 
 
-@njit(cache=True)
+@kernel
 def _bucket(x, y, z, buckets):
     """Hash bucket of the cell (x, y, z) (spatial hashing with three large primes, modulo T = ``buckets``)."""
     return ((x * 73856093) ^ (y * 19349663) ^ (z * 83492791)) & (buckets - 1)
 
 
-@njit(cache=True)
+@kernel
 def _emit(g, h, count, out_pairs):
     """Write the pair (min, max) as row ``count`` of ``out_pairs`` if it fits; returns count + 1."""
     if count < out_pairs.shape[0]:
@@ -196,7 +196,7 @@ def _emit(g, h, count, out_pairs):
     return count + 1
 
 
-@njit(cache=True)
+@kernel
 def grid_pairs(lo, hi, axis, order, body, parent, contype, conaffinity, filter_parent, grid, out_pairs):
     """The pairs of ``sweep_pairs`` (the same set, in the same order, ``order`` sorted the same way) from a
     uniform grid: work about linear in G wherever the geoms are (a floor, a cube), for geoms of similar sizes.
@@ -303,7 +303,7 @@ def grid_pairs(lo, hi, axis, order, body, parent, contype, conaffinity, filter_p
 SWEEP_LIMIT = 4096
 
 
-@njit(cache=True)
+@kernel
 def broad_pairs(lo, hi, axis, order, body, parent, contype, conaffinity, filter_parent, grid, out_pairs):
     """The candidate pairs (``sweep_pairs``' set and order) by the sweep for up to SWEEP_LIMIT geoms, else by
     ``grid_pairs``; returns their number."""

@@ -9,58 +9,58 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
+from ..jit import kernel
 
 
-@njit(cache=True)
+@kernel
 def vec(a):
     """The first three entries of the array ``a`` as a tuple."""
     return (a[0], a[1], a[2])
 
 
-@njit(cache=True)
+@kernel
 def column(mat, j):
     """Local axis ``j`` of the frame ``mat`` in world coordinates (unit vector)."""
     return (mat[0, j], mat[1, j], mat[2, j])
 
 
-@njit(cache=True)
+@kernel
 def add(a, b):
     return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
 
 
-@njit(cache=True)
+@kernel
 def sub(a, b):
     return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
 
 
-@njit(cache=True)
+@kernel
 def scale(a, s):
     return (a[0] * s, a[1] * s, a[2] * s)
 
 
-@njit(cache=True)
+@kernel
 def axpy(s, a, b):
     """s a + b."""
     return (s * a[0] + b[0], s * a[1] + b[1], s * a[2] + b[2])
 
 
-@njit(cache=True)
+@kernel
 def dot(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
-@njit(cache=True)
+@kernel
 def cross(a, b):
     return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
 
 
-@njit(cache=True)
+@kernel
 def norm(a):
     return math.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
 
 
-@njit(cache=True)
+@kernel
 def to_local(mat, pos, p):
     """mat^T (p - pos): the world point ``p`` in the frame (pos, mat)."""
     d = sub(p, pos)
@@ -69,7 +69,7 @@ def to_local(mat, pos, p):
             mat[0, 2] * d[0] + mat[1, 2] * d[1] + mat[2, 2] * d[2])
 
 
-@njit(cache=True)
+@kernel
 def rotate_local(mat, v):
     """mat^T v: the world direction ``v`` in the frame ``mat``."""
     return (mat[0, 0] * v[0] + mat[1, 0] * v[1] + mat[2, 0] * v[2],
@@ -77,7 +77,7 @@ def rotate_local(mat, v):
             mat[0, 2] * v[0] + mat[1, 2] * v[1] + mat[2, 2] * v[2])
 
 
-@njit(cache=True)
+@kernel
 def to_world(mat, pos, x):
     """pos + mat x: the local point ``x`` of the frame (pos, mat) in world coordinates."""
     return (pos[0] + mat[0, 0] * x[0] + mat[0, 1] * x[1] + mat[0, 2] * x[2],
@@ -85,7 +85,7 @@ def to_world(mat, pos, x):
             pos[2] + mat[2, 0] * x[0] + mat[2, 1] * x[1] + mat[2, 2] * x[2])
 
 
-@njit(cache=True)
+@kernel
 def rotate_world(mat, x):
     """mat x: the local direction ``x`` in world coordinates."""
     return (mat[0, 0] * x[0] + mat[0, 1] * x[1] + mat[0, 2] * x[2],
@@ -93,18 +93,18 @@ def rotate_world(mat, x):
             mat[2, 0] * x[0] + mat[2, 1] * x[1] + mat[2, 2] * x[2])
 
 
-@njit(cache=True)
+@kernel
 def basis(axis, value):
     """value e_axis: the vector with ``value`` at index ``axis`` (0, 1, 2) and zeros elsewhere."""
     return (value if axis == 0 else 0.0, value if axis == 1 else 0.0, value if axis == 2 else 0.0)
 
 
-@njit(cache=True)
+@kernel
 def clamp(x, lo, hi):
     return lo if x < lo else (hi if x > hi else x)
 
 
-@njit(cache=True)
+@kernel
 def segment_closest(p1, d1, p2, d2):
     """Parameters (s, t) in [0, 1]^2 of the closest points p1 + s d1 and p2 + t d2 of two segments.
 
@@ -141,7 +141,7 @@ def segment_closest(p1, d1, p2, d2):
     return s, t
 
 
-@njit(cache=True)
+@kernel
 def point_segment(p, a, d):
     """Parameter t in [0, 1] of the point a + t d of a segment closest to ``p``: t = clamp((p - a).d / d.d)."""
     dd = dot(d, d)
@@ -150,7 +150,7 @@ def point_segment(p, a, d):
     return clamp(dot(sub(p, a), d) / dd, 0.0, 1.0)
 
 
-@njit(cache=True)
+@kernel
 def emit(out_pos, out_normal, out_dist, out_feature, k, p, n, dist, feature):
     """Write contact ``k`` (world point p in m, unit normal n, signed distance in m, feature id); return k + 1."""
     for i in range(3):

@@ -13,8 +13,8 @@ closed form; it needs a convex method such as GJK/EPA or MPR, which this layer d
 from __future__ import annotations
 
 import mujoco
-from numba import njit
 
+from ..jit import kernel
 from .box_box import box_box
 from .primitives import (
     capsule_box,
@@ -51,7 +51,7 @@ def supported_pair(type1: int, type2: int) -> bool:
     return (min(int(type1), int(type2)), max(int(type1), int(type2))) in _SUPPORTED
 
 
-@njit(cache=True)
+@kernel
 def _ordered(type1, size1, pos1, mat1, type2, size2, pos2, mat2, margin, out_pos, out_normal, out_dist, out_feature):
     """Dispatch with type1 <= type2; returns -1 for an unsupported pair."""
     if type1 == PLANE:
@@ -92,7 +92,7 @@ def _ordered(type1, size1, pos1, mat1, type2, size2, pos2, mat2, margin, out_pos
     return -1
 
 
-@njit(cache=True)
+@kernel
 def collide(type1, size1, pos1, mat1, type2, size2, pos2, mat2, margin, out_pos, out_normal, out_dist, out_feature):
     """Contacts between geom1 and geom2 closer than ``margin`` (m, >= 0); returns their count (<= MAX_CONTACTS).
 

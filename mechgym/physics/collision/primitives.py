@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
-
+from ..jit import kernel
 from .common import (
     add,
     axpy,
@@ -45,7 +44,7 @@ from .common import (
 PARALLEL_SINE = 1e-6
 
 
-@njit(cache=True)
+@kernel
 def _sphere_sphere(c1, r1, c2, r2, fallback, margin, out_pos, out_normal, out_dist, out_feature, k, feature):
     """Spheres (c1, r1) and (c2, r2): n = (c2 - c1)/|c2 - c1|, dist = |c2 - c1| - r1 - r2.
 
@@ -62,7 +61,7 @@ def _sphere_sphere(c1, r1, c2, r2, fallback, margin, out_pos, out_normal, out_di
     return emit(out_pos, out_normal, out_dist, out_feature, k, axpy(r1 + 0.5 * dist, n, c1), n, dist, feature)
 
 
-@njit(cache=True)
+@kernel
 def plane_sphere(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal, out_dist, out_feature):
     """Sphere above a plane: dist = n.(c - p0) - r with n the plane normal; one contact, feature 0."""
     n = column(mat1, 2)
@@ -75,7 +74,7 @@ def plane_sphere(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_norm
     return emit(out_pos, out_normal, out_dist, out_feature, 0, p, n, dist, 0)
 
 
-@njit(cache=True)
+@kernel
 def plane_capsule(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal, out_dist, out_feature):
     """Capsule above a plane: each end sphere c +- h a gives dist = n.(e - p0) - r (features 0: -a end, 1: +a end).
 
@@ -95,7 +94,7 @@ def plane_capsule(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_nor
     return count
 
 
-@njit(cache=True)
+@kernel
 def plane_box(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal, out_dist, out_feature):
     """Box above a plane: every corner x = c + sum_i s_i h_i A_i with dist = n.(x - p0) < margin.
 
@@ -117,7 +116,7 @@ def plane_box(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal,
     return count
 
 
-@njit(cache=True)
+@kernel
 def plane_cylinder(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal, out_dist, out_feature):
     """Cylinder above a plane, by the rim points of its two caps.
 
@@ -162,21 +161,21 @@ def plane_cylinder(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_no
     return count
 
 
-@njit(cache=True)
+@kernel
 def sphere_sphere(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal, out_dist, out_feature):
     """Two spheres; one contact, feature 0 (coincident centres: n = +z)."""
     return _sphere_sphere(vec(pos1), size1[0], vec(pos2), size2[0], (0.0, 0.0, 1.0), margin, out_pos, out_normal,
                           out_dist, out_feature, 0, 0)
 
 
-@njit(cache=True)
+@kernel
 def _segment(size, pos, mat):
     """A capsule's axis segment as (start, direction): start = c - h a, direction = 2 h a (m)."""
     axis = column(mat, 2)
     return axpy(-size[1], axis, vec(pos)), scale(axis, 2.0 * size[1])
 
 
-@njit(cache=True)
+@kernel
 def sphere_capsule(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal, out_dist, out_feature):
     """Sphere and capsule: the sphere against the capsule's end sphere at the closest axis point q.
 
@@ -191,7 +190,7 @@ def sphere_capsule(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_no
                           out_pos, out_normal, out_dist, out_feature, 0, feature)
 
 
-@njit(cache=True)
+@kernel
 def capsule_capsule(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal, out_dist, out_feature):
     """Two capsules: sphere-sphere contacts at closest points of their axis segments.
 
@@ -242,13 +241,13 @@ def capsule_capsule(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_n
     return count
 
 
-@njit(cache=True)
+@kernel
 def _region(x, half):
     """Voronoi-region digit of one box coordinate: 0 below -h, 1 inside, 2 above +h."""
     return 0 if x < -half else (2 if x > half else 1)
 
 
-@njit(cache=True)
+@kernel
 def sphere_box(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal, out_dist, out_feature):
     """Sphere (geom1) and box (geom2), in box coordinates x = B^T (c - b).
 
@@ -285,7 +284,7 @@ def sphere_box(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal
     return emit(out_pos, out_normal, out_dist, out_feature, 0, p, scale(n_world, -1.0), dist, feature)
 
 
-@njit(cache=True)
+@kernel
 def sphere_cylinder(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal, out_dist, out_feature):
     """Sphere (geom1) and cylinder (geom2: radius R, half length h), in cylinder coordinates x = C^T (c - p).
 
@@ -331,7 +330,7 @@ def sphere_cylinder(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_n
                 feature)
 
 
-@njit(cache=True)
+@kernel
 def _clip_to_face(a, d, h, axis):
     """Clip the local segment a + t d, t in [0, 1], to the prism |x_i| <= h_i (i != axis) over a box face
     (``axis`` = -1: to the box itself).
@@ -362,7 +361,7 @@ def _clip_to_face(a, d, h, axis):
     return t0, t1, s0, s1
 
 
-@njit(cache=True)
+@kernel
 def _capsule_on_face(a, d, h, r, axis, sign, pos2, mat2, margin, out_pos, out_normal, out_dist, out_feature):
     """Contacts of a capsule (local segment a + t d, radius r) with the box face sign * e_axis.
 
@@ -388,7 +387,7 @@ def _capsule_on_face(a, d, h, r, axis, sign, pos2, mat2, margin, out_pos, out_no
     return count
 
 
-@njit(cache=True)
+@kernel
 def _capsule_through_box(a, d, h, r, pos2, mat2, margin, out_pos, out_normal, out_dist, out_feature):
     """Capsule whose axis segment meets the box: pushed out along the face normal of least penetration.
 
@@ -407,7 +406,7 @@ def _capsule_through_box(a, d, h, r, pos2, mat2, margin, out_pos, out_normal, ou
                             out_feature)
 
 
-@njit(cache=True)
+@kernel
 def capsule_box(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal, out_dist, out_feature):
     """Capsule (geom1) and box (geom2), in box coordinates.
 

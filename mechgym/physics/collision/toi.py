@@ -35,14 +35,13 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
-
+from ..jit import kernel
 from .box_box import _support_radius
 from .common import column, cross, dot, norm, scale, sub, vec
 from .narrow import BOX, CAPSULE, CYLINDER, SPHERE
 
 
-@njit(cache=True)
+@kernel
 def support_extent(mover_type, size, mat, n):
     """h(n) = max over the geom's points x of n.(x - c) for the unit direction ``n`` (m).
 
@@ -62,7 +61,7 @@ def support_extent(mover_type, size, mat, n):
     return math.inf
 
 
-@njit(cache=True)
+@kernel
 def rotation_radius(mover_type, size):
     """Largest distance from the geom's centre of a point whose position depends on its orientation (m).
 
@@ -78,7 +77,7 @@ def rotation_radius(mover_type, size):
     return math.sqrt(size[0] * size[0] + size[1] * size[1])
 
 
-@njit(cache=True)
+@kernel
 def toi_plane(mover_type, size, pos, mat, vel, omega_bound, lever, dt, plane_pos, plane_mat, out_normal):
     """First fraction s of the step at which the mover can touch the static plane (see module doc).
 
@@ -96,7 +95,7 @@ def toi_plane(mover_type, size, pos, mat, vel, omega_bound, lever, dt, plane_pos
     return g0 / rate
 
 
-@njit(cache=True)
+@kernel
 def toi_box(mover_type, size, pos, mat, vel, omega_bound, lever, dt, box_size, box_pos, box_mat, out_normal):
     """First fraction s of the step at which the mover can touch the static box (see module doc).
 
@@ -136,7 +135,7 @@ def toi_box(mover_type, size, pos, mat, vel, omega_bound, lever, dt, box_size, b
     return enter
 
 
-@njit(cache=True)
+@kernel
 def box_gap(size1, pos1, mat1, size2, pos2, mat2):
     """A lower bound of the distance between two boxes (m; < 0: they overlap): the largest separation
     s(L) = |L.d| - r_1(L) - r_2(L) (d = c_2 - c_1, r the support radii) over the 15 separating axes L of

@@ -34,8 +34,7 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
-
+from ..jit import kernel
 from ..linalg import eliminate
 from .friction import at_limit, cone_mu
 from .sets import SLIP
@@ -46,7 +45,7 @@ DIRECTION_ITERATIONS = 20  # solves of the active set's equations with its slidi
 ALIGNED = 1e-9  # |change| of a unit friction direction (rad) below which it counts as against the slip
 
 
-@njit(cache=True)
+@kernel
 def _classify(contacts, scratch, m):
     """Each touching contact's part in the system (OPEN, SLIDE, STICK) as the sweeps left it, into
     ``scratch.kinds``, and a sliding one's friction direction into ``scratch.directions``."""
@@ -63,7 +62,7 @@ def _classify(contacts, scratch, m):
             scratch.kinds[c] = STICK
 
 
-@njit(cache=True)
+@kernel
 def _unknowns(scratch, m):
     """The unknowns (rows of D) of the contacts' parts into ``scratch.unknowns``; returns their number."""
     n = 0
@@ -78,7 +77,7 @@ def _unknowns(scratch, m):
     return n
 
 
-@njit(cache=True)
+@kernel
 def _column(contacts, scratch, r, x):
     """The system's entry for equation row r and unknown x (a row of D): D[r, x], or for a sliding point's
     normal D[r, x] + mu_k (s_1 D[r, x + 1] + s_2 D[r, x + 2])."""
@@ -91,7 +90,7 @@ def _column(contacts, scratch, r, x):
     return matrix[r, x] + mu * (s[0] * matrix[r, x + 1] + s[1] * matrix[r, x + 2])
 
 
-@njit(cache=True)
+@kernel
 def direct_step(contacts, scratch, m):
     """Solve the touching contacts' equations on the active set the sweeps have found (module docstring), and
     take the result if it is a solution: the impulses (``contacts.impulse``) and the rows' rates
@@ -137,7 +136,7 @@ def direct_step(contacts, scratch, m):
     return True
 
 
-@njit(cache=True)
+@kernel
 def _take(contacts, scratch, m):
     """The candidate (``scratch.system_vectors[2]``, ``[3]``) becomes the contacts' impulses and rates."""
     impulse, rate = scratch.system_vectors[2], scratch.system_vectors[3]
@@ -148,7 +147,7 @@ def _take(contacts, scratch, m):
             scratch.dense_rate[3 * c + k] = rate[3 * c + k]
 
 
-@njit(cache=True)
+@kernel
 def _widest_stick(contacts, scratch, m, impulse):
     """The sticking contact whose candidate friction lies furthest outside its cone (|P_t| > mu P_n) goes to the
     cone's edge, P_t = mu P_n s along its friction s: among coplanar sticking points the split of the friction
@@ -171,7 +170,7 @@ def _widest_stick(contacts, scratch, m, impulse):
     return which
 
 
-@njit(cache=True)
+@kernel
 def _join(contacts, scratch, c, rate):
     """An open contact that the candidate drives into approach joins the pushing set: sliding against its slip
     (``rate``, 3m) if it slides and slips, else sticking."""
@@ -184,7 +183,7 @@ def _join(contacts, scratch, c, rate):
         scratch.kinds[c] = STICK
 
 
-@njit(cache=True)
+@kernel
 def _turn_friction(scratch, m, rate):
     """Each sliding point's friction direction turned against the candidate's slip (``rate``, 3m), the
     direction the candidate should have had: returns True if every one was already within ALIGNED of it (or
@@ -208,7 +207,7 @@ def _turn_friction(scratch, m, rate):
     return aligned
 
 
-@njit(cache=True)
+@kernel
 def _solve_candidate(contacts, scratch, m, n):
     """The candidate impulses and rates (``scratch.system_vectors[2]``, ``[3]``, 3m each) of the n unknowns of
     the current parts: the system assembled and eliminated; open contacts at zero impulse."""
@@ -253,7 +252,7 @@ def _solve_candidate(contacts, scratch, m, n):
         impulse[r] += rhs[r]
 
 
-@njit(cache=True)
+@kernel
 def _is_solution(contacts, scratch, m, impulse, rate):
     """The candidate (impulse, rate) (3m each) is a solution on its active set (module docstring)."""
     for c in range(m):

@@ -29,9 +29,8 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
-
 from ..constraints import row_rate
+from ..jit import kernel
 from .active_set import direct_step
 from .friction import at_limit, cone_mu, friction_step, normal_coupling
 from .newton import newton_solve
@@ -42,7 +41,7 @@ DENSE_CONTACTS = 32  # touching contacts at most for the contact-space sweeps (a
 DIRECT_EVERY = 50  # sweeps between attempts of a direct step on the active set (contact.active_set)
 
 
-@njit(cache=True)
+@kernel
 def _touching(world, contacts, index):
     """index[:m] = the flat indices of world ``world``'s touching contacts; returns m."""
     capacity = contacts.prev_geom1.size // contacts.count.size
@@ -55,14 +54,14 @@ def _touching(world, contacts, index):
     return m
 
 
-@njit(cache=True)
+@kernel
 def _add_column(matrix, rate, m, s, amount):
     """u += D[:, s] amount over the 3m rows."""
     for r in range(3 * m):
         rate[r] += matrix[r, s] * amount
 
 
-@njit(cache=True)
+@kernel
 def _sweep(contacts, scratch, m):
     """One sweep of ``solve.contact_sweep`` in contact space; returns the largest |dP| K_kk (m/s)."""
     matrix, rate = scratch.dense, scratch.dense_rate
@@ -89,7 +88,7 @@ def _sweep(contacts, scratch, m):
     return worst
 
 
-@njit(cache=True)
+@kernel
 def _update_sliding(contacts, scratch, m, converged):
     """``solve.update_sliding`` on the contact-space rates: True if a sticking point at its static limit slips.
     Before the sweeps have ``converged``, only the points whose kinetic coefficient is their static one: for
@@ -109,7 +108,7 @@ def _update_sliding(contacts, scratch, m, converged):
     return changed
 
 
-@njit(cache=True)
+@kernel
 def solve_dense(linkage, bodies, state, world, contacts, scratch, work, joined):
     """Sweeps in contact space from the current impulses and body velocities until they converge (as
     ``solve._converge`` decides, without the rows' own sweeps). Builds D first unless ``scratch.dense_ready[0]``
@@ -133,7 +132,7 @@ def solve_dense(linkage, bodies, state, world, contacts, scratch, work, joined):
     return sweep_contact_space(contacts, scratch, m)
 
 
-@njit(cache=True)
+@kernel
 def sweep_contact_space(contacts, scratch, m):
     """The sweeps of ``solve_dense`` on D (``scratch.dense``) and the rates u (``scratch.dense_rate``) of the m
     contacts ``scratch.dense_index`` from their impulses; every DIRECT_EVERY sweeps the set is solved directly
@@ -151,7 +150,7 @@ def sweep_contact_space(contacts, scratch, m):
     return -m
 
 
-@njit(cache=True)
+@kernel
 def _solve_directly(contacts, scratch, m):
     """The Coulomb conditions of the set solved by Newton's method (``contact.newton``), or failing that by the
     direct step on the sweeps' active set (``contact.active_set``), until a solution has no sticking point that

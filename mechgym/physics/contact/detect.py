@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
-
 from ..collision import (
     BOX,
     PLANE,
@@ -43,6 +41,7 @@ from ..collision.broad import can_collide
 from ..collision.common import cross
 from ..collision.toi import box_gap, rotation_radius
 from ..constraints import ANG_A, ANG_B, LIN_A, LIN_B, row_rate
+from ..jit import kernel
 from ..rotation import free_rotor_drift
 from .sets import (
     CCD_FRACTION,
@@ -59,7 +58,7 @@ from .sets import (
 )
 
 
-@njit(cache=True)
+@kernel
 def _tangents(nx, ny, nz):
     """Two unit tangents (t1, t2) with (n, t1, t2) right-handed, a fixed function of n (so a persistent
     contact keeps its tangent directions)."""
@@ -76,7 +75,7 @@ def _tangents(nx, ny, nz):
     return tx, ty, tz, ny * tz - nz * ty, nz * tx - nx * tz, nx * ty - ny * tx
 
 
-@njit(cache=True)
+@kernel
 def _write_row(row, d, ra, rb):
     """row = [-d, -(r_a x d), d, r_b x d] for the direction d and levers r_a, r_b (3-tuples)."""
     ta, tb = cross(ra, d), cross(rb, d)
@@ -87,7 +86,7 @@ def _write_row(row, d, ra, rb):
         row[ANG_B + i] = tb[i]
 
 
-@njit(cache=True)
+@kernel
 def _com_at(state, world, body, com0, sweep, h, i):
     """Component i of body's COM at the pose where a contact was found: after the drift (sweep < 0) or at
     the fraction ``sweep`` of the linear drift from c_n (``com0``)."""
@@ -96,7 +95,7 @@ def _com_at(state, world, body, com0, sweep, h, i):
     return com0[body, i] + sweep * h * state.vel[world, body, i]
 
 
-@njit(cache=True)
+@kernel
 def _lever(state, world, body, com0, sweep, h, p):
     """p - c of the body at the pose where the contact was found; (0, 0, 0) for static geometry."""
     if body < 0:
@@ -106,7 +105,7 @@ def _lever(state, world, body, com0, sweep, h, p):
             p[2] - _com_at(state, world, body, com0, sweep, h, 2))
 
 
-@njit(cache=True)
+@kernel
 def _add_contact(geoms, bodies, state, world, contacts, g1, g2, k, scratch, com0, sweep, h):
     """Append narrow-phase output k of the pair (g1, g2) to world ``world``'s set: rows with the levers at the
     pose where it was found (after the drift, or at the fraction ``sweep`` of it for a swept body or pair: both
@@ -143,7 +142,7 @@ def _add_contact(geoms, bodies, state, world, contacts, g1, g2, k, scratch, com0
     contacts.friction[i] = 0.0 if frictionless else max(geoms.friction[g1], geoms.friction[g2])
 
 
-@njit(cache=True)
+@kernel
 def _collide_pair(geoms, scratch, g1, g2, margin):
     """Narrow phase of geoms g1 < g2 at the poses in ``scratch``; returns the contact count (-1: unsupported)."""
     return collide(geoms.type[g1], geoms.size[g1], scratch.pos[g1], scratch.mat[g1], geoms.type[g2], geoms.size[g2],
@@ -151,14 +150,14 @@ def _collide_pair(geoms, scratch, g1, g2, margin):
                    scratch.out_feature)
 
 
-@njit(cache=True)
+@kernel
 def _sweepable(geoms, g, s):
     """Static geom s can be swept against by geom g: a static plane or box that g may collide with."""
     return (geoms.body[s] < 0 and (geoms.type[s] == PLANE or geoms.type[s] == BOX)
             and can_collide(g, s, geoms.weld, geoms.parent, geoms.contype, geoms.conaffinity, FILTER_PARENT))
 
 
-@njit(cache=True)
+@kernel
 def _pose_at(geoms, bodies, state, world, b, s, h, com0, quat0, scratch):
     """Put body b's geoms (scratch.pos/mat) at the fraction s of this step's drift: c_n + s h v_half and the
     free-rotor flow of s h from q_n (the drift of step.drift, cut short)."""
@@ -171,13 +170,13 @@ def _pose_at(geoms, bodies, state, world, b, s, h, com0, quat0, scratch):
     body_geoms_at(geoms, b, com, scratch.quat, scratch)
 
 
-@njit(cache=True)
+@kernel
 def _end_pose(geoms, state, world, b, scratch):
     """Put body b's geoms (scratch.pos/mat) back at the pose after the drift."""
     body_geoms_at(geoms, b, state.com[world, b], state.quat[world, b], scratch)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _spin_bound(bodies, state, world, b):
     """w_max = max(1/I) |L| (rad/s), a bound of body b's angular speed during the drift:
     |w| = |R diag(1/I) R^T L| <= max(1/I) |L|, and L is constant during the drift."""
@@ -186,7 +185,7 @@ def _spin_bound(bodies, state, world, b):
         spin[world, b, 0] ** 2 + spin[world, b, 1] ** 2 + spin[world, b, 2] ** 2)
 
 
-@njit(cache=True)
+@kernel
 def _turn_reach(geoms, bodies, state, world, g1, g2, h):
     """How far (m) the turns of the bodies of geoms g1, g2 can move their points in a step: h (w_a reach_1 +
     w_b reach_2) (``_spin_bound``, ``_reach``; 0 for static geometry)."""
@@ -198,7 +197,7 @@ def _turn_reach(geoms, bodies, state, world, g1, g2, h):
     return h * total
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _reach(geoms, g):
     """|c - x| + rho (m): how far from its body's centre of mass a point of geom g whose position depends on the
     body's orientation can lie (c the geom's centre, rho = toi.rotation_radius), so that a turn of the body by
@@ -207,14 +206,14 @@ def _reach(geoms, g):
     return math.sqrt(lp[g, 0] ** 2 + lp[g, 1] ** 2 + lp[g, 2] ** 2) + rotation_radius(geoms.type[g], geoms.size[g])
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _fast(geoms, g1, g2, motion):
     """Geoms g1, g2 move by ``motion`` (m, a bound) relative to each other in the step: more than CCD_FRACTION of
     the smaller extent of the two, so that the state after the drift alone may miss their first touch."""
     return motion > CCD_FRACTION * min(geoms.extent[g1], geoms.extent[g2])
 
 
-@njit(cache=True)
+@kernel
 def _swept_aabbs(geoms, bodies, state, world, h, scratch):
     """Grow the AABB after the drift (scratch.lo/hi) of every geom that moves by more than CCD_FRACTION of its own
     extent in the step so that it covers the geom's whole sweep. A body point at the offset y from the COM is at
@@ -237,7 +236,7 @@ def _swept_aabbs(geoms, bodies, state, world, h, scratch):
             scratch.hi[g, i] += max(0.0, -h * vel[i]) + turn
 
 
-@njit(cache=True)
+@kernel
 def _pair_gap(geoms, scratch, g1, g2, within):
     """A lower bound of the distance (m; < 0: overlap) between geoms g1 < g2 at the poses in scratch, or inf when
     they are ``within`` (m) or more apart. The narrow phase run with the margin ``within`` reports every separated
@@ -256,7 +255,7 @@ def _pair_gap(geoms, scratch, g1, g2, within):
     return gap
 
 
-@njit(cache=True)
+@kernel
 def _pair_advance(geoms, bodies, state, world, g1, g2, motion, h, com0, quat0, scratch, margin):
     """Conservative advancement of the pair (g1, g2) of geoms on two moving bodies a, b whose surfaces move by at
     most ``motion`` (m) relative to each other over the step, i.e. by at most (s' - s) motion between the fractions
@@ -279,7 +278,7 @@ def _pair_advance(geoms, bodies, state, world, g1, g2, motion, h, com0, quat0, s
     return s
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _pair_motion(geoms, bodies, state, world, g1, g2, h):
     """How far (m) the surfaces of geoms g1, g2 on two different moving bodies a, b can move relative to each other
     in the step, motion = (|v_a - v_b| + w_a reach_1 + w_b reach_2) h (w the bodies' ``_spin_bound``, reach the
@@ -294,7 +293,7 @@ def _pair_motion(geoms, bodies, state, world, g1, g2, h):
                 + _spin_bound(bodies, state, world, b) * _reach(geoms, g2))
 
 
-@njit(cache=True)
+@kernel
 def _pair_touch(geoms, bodies, state, world, g1, g2, motion, h, com0, quat0, scratch, margin):
     """Fraction s in [0, 1) of this step's drift at which geoms g1 < g2 of two different moving bodies, a pair that
     moves by ``motion`` (``_pair_motion``) in the step, first come within ``margin`` of each other (0: already
@@ -305,7 +304,7 @@ def _pair_touch(geoms, bodies, state, world, g1, g2, motion, h, com0, quat0, scr
     return s
 
 
-@njit(cache=True)
+@kernel
 def _first_touch(geoms, bodies, state, world, b, h, com0, quat0, scratch, margin):
     """Fraction s in (0, 1] of this step's drift at which body b first comes within ``margin`` of static
     geometry it moves fast against (see the module docstring), or -1: not fast, touching already at the start,
@@ -362,7 +361,7 @@ def _first_touch(geoms, bodies, state, world, b, h, com0, quat0, scratch, margin
     return s
 
 
-@njit(cache=True)
+@kernel
 def _event(contacts, world, first, time, g1, g2, speed):
     """Record an impact (one per geom pair and step: ``first`` is the step's first event index)."""
     stored = min(contacts.event_count[world], contacts.event_time.shape[1])
@@ -377,7 +376,7 @@ def _event(contacts, world, first, time, g1, g2, speed):
     contacts.event_count[world] += 1
 
 
-@njit(cache=True)
+@kernel
 def _match(contacts, world, scratch):
     """scratch.match[c] = the predecessor of contact c of world ``world`` in the previous step's set (flat index),
     or -1, one to one: first the contact of the same geom pair with the same feature id, then, for the rest (a
@@ -413,7 +412,7 @@ def _match(contacts, world, scratch):
             contacts.prev_geom1[scratch.match[c]] = -1
 
 
-@njit(cache=True)
+@kernel
 def _classify(bodies, env, state, world, t_end, h, contacts, scratch, settled):
     """Match each new contact with the previous step's (``_match``), then set its targets:
     a touching contact that touched before (or any, when ``settled``) rests or slides: gap 0, normal speed 0;
@@ -463,7 +462,7 @@ def _classify(bodies, env, state, world, t_end, h, contacts, scratch, settled):
     _join_closing_contacts(bodies, env, state, world, t_end, h, contacts, scratch, first_event)
 
 
-@njit(cache=True)
+@kernel
 def _free_approach(bodies, env, state, world, h, contacts, i, scratch):
     """(a_n, u_end) of contact i: the relative normal acceleration of free flight n . (g_b - g_a) (g only on
     moving bodies, m/s^2) and the approach speed at the end of the step without contact, u_end = u_half - a_n h/2
@@ -478,7 +477,7 @@ def _free_approach(bodies, env, state, world, h, contacts, i, scratch):
     return a_n, -row_rate(contacts, bodies, state, world, i, row, scratch.normal) - 0.5 * h * a_n
 
 
-@njit(cache=True)
+@kernel
 def _join_closing_contacts(bodies, env, state, world, t_end, h, contacts, scratch, first_event):
     """Nearly simultaneous impacts: a contact that does not touch yet (dist > TOUCH) on a body that has an impact
     in this step, and whose gap closes within the next step at its approach speed (dist < u_end h), hits while
@@ -511,7 +510,7 @@ def _join_closing_contacts(bodies, env, state, world, t_end, h, contacts, scratc
                u_end)
 
 
-@njit(cache=True)
+@kernel
 def find_contacts(geoms, bodies, env, state, world, t_end, h, com0, quat0, contacts, scratch, margin, sweep,
                   settled):
     """Build world ``world``'s contact set after the drift (the previous set becomes ``prev_*``).

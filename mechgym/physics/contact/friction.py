@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
-
+from ..jit import kernel
 from .sets import SATURATED
 
 DISC_ITERATIONS = 60  # Newton steps of the disc's secular equation at most: the median random block takes 5;
@@ -16,7 +15,7 @@ DISC_TOLERANCE = 1e-15  # relative change of the multiplier at which its Newton 
 SINGULAR_BLOCK = 1e-12  # det K_tt below this times K_11 K_22: the tangent block counts as singular
 
 
-@njit(cache=True)
+@kernel
 def disc(t1, t2, limit):
     """Radial projection of the tangential impulse (t1, t2) (N s) onto the disc |t| <= limit."""
     size = math.sqrt(t1 * t1 + t2 * t2)
@@ -25,7 +24,7 @@ def disc(t1, t2, limit):
     return t1 * limit / size, t2 * limit / size
 
 
-@njit(cache=True)
+@kernel
 def friction_step(k, p1, p2, v1, v2, limit, sliding):
     """The tangential impulses (N s) after one Gauss-Seidel step of a contact's friction, from (p1, p2) at the
     slip (v1, v2) (m/s) with the coupling ``k`` (3 x 3) and the disc radius ``limit`` (mu p_n, the static
@@ -47,7 +46,7 @@ def friction_step(k, p1, p2, v1, v2, limit, sliding):
     return disc(t1, t2, limit)
 
 
-@njit(cache=True)
+@kernel
 def disc_minimiser(b11, b12, b22, g1, g2, limit):
     """argmin of 1/2 t.B t + g.t over |t| <= limit, B = [[b11, b12], [b12, b22]] positive semidefinite with a
     positive diagonal. Inside the disc it is -B^-1 g; otherwise t(lam) = -(B + lam I)^-1 g with lam > 0 the root
@@ -84,7 +83,7 @@ def disc_minimiser(b11, b12, b22, g1, g2, limit):
     return t1 * limit / size, t2 * limit / size
 
 
-@njit(cache=True)
+@kernel
 def _blocked_minimiser(b11, b12, b22, g1, g2, limit):
     """``disc_minimiser`` for a singular B: along its unit eigenvector q of the eigenvalue e = b11 + b22 (the
     other is 0), t = clamp(-q.g / e, -limit, limit) q."""
@@ -95,20 +94,20 @@ def _blocked_minimiser(b11, b12, b22, g1, g2, limit):
     return amount * c, amount * s
 
 
-@njit(cache=True)
+@kernel
 def cone_mu(contacts, i):
     """The friction coefficient of contact i's cone: kinetic (mu_k) if it slides, else static (mu_s)."""
     return contacts.friction[i] if contacts.sliding[i] else contacts.static_friction[i]
 
 
-@njit(cache=True)
+@kernel
 def at_limit(p, mu):
     """A contact's friction impulse at the edge of its disc: P_n > 0 and |P_t| >= SATURATED mu P_n (``p``: its
     impulses (P_n, P_t1, P_t2), N s)."""
     return p[0] > 0.0 and p[1] * p[1] + p[2] * p[2] >= (SATURATED * mu * p[0]) ** 2
 
 
-@njit(cache=True)
+@kernel
 def normal_coupling(k, p, mu, sliding):
     """The change of a contact's normal rate per unit normal impulse (1/kg), as its normal Gauss-Seidel step
     should take it. K_nn alone, except for a sliding point whose friction is at the kinetic limit, P_t = mu P_n s

@@ -33,9 +33,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from ..constraints import EQUALITY, LIN_A, LIN_B, apply_impulse, body_coupling
+from ..jit import allocating, kernel
 
 SINGULAR = 1e-12  # relative pivot size below which an equality row counts as dependent
 # A contact row whose joined coupling is below this fraction of its free-body one moves nothing the joints allow
@@ -63,7 +63,7 @@ class Joined(NamedTuple):
         return new_joined(capacity, rows, bodies)
 
 
-@njit(cache=True)
+@allocating
 def new_joined(capacity, rows, bodies):
     """A zeroed ``Joined`` (callable from compiled code)."""
     return Joined(np.zeros((rows, rows)), np.ones(rows, dtype=np.bool_), np.zeros((3, rows)),
@@ -71,7 +71,7 @@ def new_joined(capacity, rows, bodies):
                   np.zeros((8, 3)), np.zeros(rows))
 
 
-@njit(cache=True)
+@kernel
 def cross_coupling(bodies, state, world, a_i, b_i, gi, a_j, b_j, gj, vectors):
     """gi W gj^T for two rows on possibly different body pairs (a_i, b_i) and (a_j, b_j): the sum over the bodies
     they share (1/kg for linear rows)."""
@@ -86,7 +86,7 @@ def cross_coupling(bodies, state, world, a_i, b_i, gi, a_j, b_j, gj, vectors):
     return total
 
 
-@njit(cache=True)
+@kernel
 def factor_rows(rows, bodies, state, world, gradient, compliance, joined):
     """A = G W G^T + diag(compliance) over the equality rows and the dampers with a compliance (``compliance``
     (R,): m/s per N s, 0 for constraint rows), their gradients in ``gradient`` (R, 12) at the current poses,
@@ -131,7 +131,7 @@ def factor_rows(rows, bodies, state, world, gradient, compliance, joined):
     return independent
 
 
-@njit(cache=True)
+@kernel
 def solve_factored(joined, x):
     """x <- A^{-1} x with the factor of ``factor_rows`` (dependent rows: 0)."""
     factor = joined.factor
@@ -153,7 +153,7 @@ def solve_factored(joined, x):
         x[i] = total / factor[i, i]
 
 
-@njit(cache=True)
+@kernel
 def join_rows(rows, bodies, state, world, gradient, joined, a, b, directions, count, coupling, response):
     """For the first ``count`` rows of ``directions`` (a contact's normal and tangents, (3, 12)) on bodies (a, b):
     response[k] = A^{-1} y_k with y_k = G W J_k^T, and the equality rows' share taken off their free-body
@@ -184,7 +184,7 @@ def join_rows(rows, bodies, state, world, gradient, joined, a, b, directions, co
                 coupling[k, j] = 0.0
 
 
-@njit(cache=True)
+@kernel
 def apply_joined(rows, bodies, state, world, gradient, joined, response, amount, impulses, damper_impulses):
     """The equality rows' part of a joined response: impulses -amount A^{-1} y (``response`` = A^{-1} y) along
     their gradients, accumulated into ``impulses`` (R,) for the constraint rows and ``damper_impulses`` (R,) for

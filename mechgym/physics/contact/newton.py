@@ -37,8 +37,7 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
-
+from ..jit import kernel
 from ..linalg import cholesky_solve, eliminate, ridge_cholesky
 from .friction import cone_mu, disc
 
@@ -53,7 +52,7 @@ SHORTEST_STEP = 2.0**-30  # backtracking gives up below this fraction of the New
 DAMPING_START, DAMPING_LEAST, DAMPING_MOST = 1e-6, 1e-20, 1e10
 
 
-@njit(cache=True)
+@kernel
 def _rates(scratch, m, impulse, rate):
     """rate = u_0 + D P over the 3m rows (u_0: ``scratch.newton_vectors[0]``)."""
     matrix, free = scratch.dense, scratch.newton_vectors[0]
@@ -64,7 +63,7 @@ def _rates(scratch, m, impulse, rate):
         rate[r] = total
 
 
-@njit(cache=True)
+@kernel
 def _residual(contacts, scratch, m, impulse, rate, residual, jacobian, with_jacobian):
     """F (3m, m/s) at the impulses and rates (module docstring), and its Jacobian into ``jacobian`` (3m, 3m)
     when ``with_jacobian``. Returns max |F|."""
@@ -111,7 +110,7 @@ def _residual(contacts, scratch, m, impulse, rate, residual, jacobian, with_jaco
     return worst
 
 
-@njit(cache=True)
+@kernel
 def _from(contacts, scratch, m, impulse, search):
     """Newton steps from ``impulse`` (3m, overwritten by the iterates), backtracked against the non-monotone
     reference (module docstring) if ``search``, else full steps; True when |F| <= NEWTON_TOLERANCE."""
@@ -152,7 +151,7 @@ def _from(contacts, scratch, m, impulse, search):
     return worst <= NEWTON_TOLERANCE
 
 
-@njit(cache=True)
+@kernel
 def newton_solve(contacts, scratch, m):
     """Solve the m touching contacts' Coulomb conditions on D (``scratch.dense``) and their rates
     (``scratch.dense_rate`` at ``contacts.impulse``), from the current impulses, then from zero, each with the
@@ -186,7 +185,7 @@ def newton_solve(contacts, scratch, m):
     return False
 
 
-@njit(cache=True)
+@kernel
 def _onto_cones(contacts, scratch, m, impulse):
     """Each contact's impulse (in ``impulse``, 3m) projected onto its cone: P_n >= 0, |P_t| <= mu P_n; a contact
     whose normal impulse moves its rate by no more than NEWTON_TOLERANCE (P_n D_nn, m/s) is open, P = 0."""
@@ -198,7 +197,7 @@ def _onto_cones(contacts, scratch, m, impulse):
         impulse[n + 1], impulse[n + 2] = disc(impulse[n + 1], impulse[n + 2], limit)
 
 
-@njit(cache=True)
+@kernel
 def _levenberg(contacts, scratch, m, impulse):
     """Levenberg-Marquardt steps from ``impulse`` (3m, overwritten by the iterates): (J^T J + lambda I) dP =
     -J^T F, a step taken if it lowers |F| (then lambda / 10), else lambda * 10; True when |F| <= NEWTON_TOLERANCE.

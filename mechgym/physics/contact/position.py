@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
-
 from ..constraints import EQUALITY, LIN_A, LIN_B, SLOW_GAIN, coupling, evaluate_row
+from ..jit import kernel
 from ..linalg import proximal_lcp
 from ..rotation import mul, normalize, rot
 from .joined import factor_rows, join_rows, solve_factored
@@ -25,7 +24,7 @@ SLOW_GAP = 1e-11
 DIRECT_EVERY = 50
 
 
-@njit(cache=True)
+@kernel
 def _displaced(displacement, body, row, column):
     """J . (dx, dtheta) of one body's columns: the gap change from the body's correction so far (m)."""
     if body < 0:
@@ -36,7 +35,7 @@ def _displaced(displacement, body, row, column):
     return total
 
 
-@njit(cache=True)
+@kernel
 def _shift(bodies, state, world, displacement, body, row, column, amount):
     """(dx, dtheta) += W J^T amount for one body: dx += amount J_x / m, dtheta += R diag(1/I) R^T amount J_theta."""
     if body < 0:
@@ -52,14 +51,14 @@ def _shift(bodies, state, world, displacement, body, row, column, amount):
     displacement[body, 5] += amount * wz
 
 
-@njit(cache=True)
+@kernel
 def row_change(motion, a, b, row):
     """J . (dx, dtheta) of a 12-number row on the bodies (a, b): its gap's change (m) for the pose changes
     ``motion`` (B, 6) (dx m, dtheta rad), or its rate's change (m/s) for velocity changes (dv, omega)."""
     return _displaced(motion, a, row, LIN_A) + _displaced(motion, b, row, LIN_B)
 
 
-@njit(cache=True)
+@kernel
 def add_response(rows, bodies, state, world, motion, a, b, row, amount, gradient, joined, response):
     """motion (B, 6) += the joined response (``contact.joined``) to ``amount`` along ``row`` on the bodies (a, b):
     W J^T amount, and with equality rows their shares -amount A^{-1} y (``response``: A^{-1} y of the row) along
@@ -74,7 +73,7 @@ def add_response(rows, bodies, state, world, motion, a, b, row, amount, gradient
             _shift(bodies, state, world, motion, rows.body_b[r], gradient[r], LIN_B, share)
 
 
-@njit(cache=True)
+@kernel
 def correct_positions(linkage, bodies, state, world, contacts, scratch, work, joined):
     """Remove penetration without touching velocities or momenta: find the pose changes (dx, dtheta) = W J^T
     lambda that bring every touching contact's linearised gap  dist + J_n (dx, dtheta)  up to its target (0,
@@ -148,7 +147,7 @@ def correct_positions(linkage, bodies, state, world, contacts, scratch, work, jo
     return -1
 
 
-@njit(cache=True)
+@kernel
 def response_matrix(linkage, bodies, state, world, contacts, scratch, work, joined, m, directions):
     """scratch.dense[:dm, :dm] (d = ``directions``: 1, the normals, or 3, normal and tangents) = the change of
     each row's rate (or gap) per unit impulse (or multiplier) along each row, for the m contacts whose flat
@@ -172,7 +171,7 @@ def response_matrix(linkage, bodies, state, world, contacts, scratch, work, join
                                                                  contacts.rows[i, kr])
 
 
-@njit(cache=True)
+@kernel
 def _build_matrix(linkage, bodies, state, world, contacts, scratch, work, joined, count):
     """scratch.dense[:count, :count] = D, D[c, s] the change of contact c's gap per unit multiplier of contact s,
     over all ``count`` contacts of the world (``response_matrix`` on the normals, at the poses of the
@@ -184,7 +183,7 @@ def _build_matrix(linkage, bodies, state, world, contacts, scratch, work, joined
     response_matrix(linkage, bodies, state, world, contacts, scratch, work, joined, count, 1)
 
 
-@njit(cache=True)
+@kernel
 def _direct_step(linkage, bodies, state, world, contacts, scratch, work, joined, count, tolerance):
     """The gaps are linear in the multipliers, gap = dist + D lambda, D symmetric positive semidefinite, so the
     correction is the linear complementarity problem lambda >= 0, gap - target >= 0, lambda (gap - target) = 0,
@@ -229,7 +228,7 @@ def _direct_step(linkage, bodies, state, world, contacts, scratch, work, joined,
     return True
 
 
-@njit(cache=True)
+@kernel
 def _within(contacts, world, scratch, slack):
     """Every contact's linearised gap within ``slack`` (m) of complementarity: no gap below its target by more
     (no penetration left), none that pushes (lambda > 0) above it by more."""
@@ -246,7 +245,7 @@ def _within(contacts, world, scratch, slack):
     return True
 
 
-@njit(cache=True)
+@kernel
 def _evaluate_rows(rows, state, world, gradient, value):
     """value[r] = g_r and gradient[r] = G_r at the current poses; returns the largest |g| of the equality rows
     (dampers constrain nothing)."""
@@ -258,7 +257,7 @@ def _evaluate_rows(rows, state, world, gradient, value):
     return worst
 
 
-@njit(cache=True)
+@kernel
 def _restore_rows(linkage, bodies, state, world, work, joined):
     """After the contacts' move: Newton steps on the poses until every equality row is back within
     ``linkage.solver.tolerance``: g and G at the moved poses, mu = -A^{-1} g (A as factored before the move:
@@ -288,7 +287,7 @@ def _restore_rows(linkage, bodies, state, world, work, joined):
     return False
 
 
-@njit(cache=True)
+@kernel
 def _move(state, world, body, d):
     """c += d[:3]; q <- exp(d[3:]) q, the rotation by the angle |d[3:]| about d[3:] in the world frame."""
     for k in range(3):

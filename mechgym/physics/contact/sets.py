@@ -8,7 +8,6 @@ from typing import NamedTuple
 
 import mujoco
 import numpy as np
-from numba import njit
 
 from ...scene import contact_material
 from ..collision import (
@@ -20,6 +19,7 @@ from ..collision import (
     filter_arrays,
 )
 from ..collision.broad import grid_scratch
+from ..jit import kernel
 from ..rotation import mul, rot
 
 MARGIN = 1e-4  # m: contacts closer than this stay in the set (feature ids persist); only touching ones act
@@ -215,7 +215,7 @@ def contact_geoms(model: mujoco.MjModel, body_index: np.ndarray) -> Geoms:
                  model.geom_friction[:, 0].copy(), extent, model.geom_condim.astype(np.int64))
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _geom_pose(geoms, g, cx, cy, cz, qw, qx, qy, qz, pos, mat):
     """World centre and frame of geom g on a body at (c, q) (static geoms: their stored pose). Inlined at Numba
     IR level: a call that LLVM does not inline pays reference counting for each array of ``geoms``."""
@@ -232,7 +232,7 @@ def _geom_pose(geoms, g, cx, cy, cz, qw, qx, qy, qz, pos, mat):
                                                        1.0 if j == 1 else 0.0, 1.0 if j == 2 else 0.0)
 
 
-@njit(cache=True)
+@kernel
 def geom_poses(geoms, state, world, scratch):
     """scratch.pos/mat of every geom at the current poses of world ``world``."""
     for g in range(geoms.type.size):
@@ -244,7 +244,7 @@ def geom_poses(geoms, state, world, scratch):
             _geom_pose(geoms, g, c[0], c[1], c[2], q[0], q[1], q[2], q[3], scratch.pos, scratch.mat)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def body_geoms_at(geoms, b, com, quat, scratch):
     """scratch.pos/mat of body b's geoms for the body pose (com (3,), quat (4,))."""
     for g in range(geoms.type.size):
@@ -257,7 +257,7 @@ def body_geoms_at(geoms, b, com, quat, scratch):
 HELD_INTS, HELD_FLOATS = 7, 42
 
 
-@njit(cache=True)
+@kernel
 def keep_contacts(contacts, world, held, ints, floats, back):
     """Copy what the next step reads of world ``world``'s set (the contacts with their geoms, bodies, feature
     ids, points, rows, touching and sliding flags and forces; the contact and event counts) into the buffers

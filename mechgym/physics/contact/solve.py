@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
-
 from ..constraints import LIN_B, apply_impulse, begin_projection, coupling, projection_sweep, row_rate
+from ..jit import kernel
 from .dense import solve_dense
 from .detect import find_contacts
 from .friction import at_limit, cone_mu, friction_step, normal_coupling
@@ -19,7 +18,7 @@ DENSE_AFTER = 8  # sweeps on the bodies before a solve moves to contact space (c
 SLOW_VELOCITY = 1e-10  # m/s
 
 
-@njit(cache=True)
+@kernel
 def warm_start(bodies, state, world, h, contacts):
     """Opening kick of the contact forces: each contact of the current (previous step's) set applies the
     impulse h/2 F along its rows (F: its reaction force, N; zero after impacts and for inactive contacts).
@@ -35,7 +34,7 @@ def warm_start(bodies, state, world, h, contacts):
             apply_impulse(bodies, state, world, contacts.body_a[i], contacts.body_b[i], row, 0.5 * h * _along(f, row))
 
 
-@njit(cache=True)
+@kernel
 def _apply_rows(linkage, bodies, state, world, contacts, i, p0, p1, p2, work, joined):
     """Impulses p0, p1, p2 (N s) along contact i's normal and tangent rows; with constraint rows, the joined
     response (``contact.joined``): the equality rows' impulses that keep them satisfied go with them, into
@@ -53,13 +52,13 @@ def _apply_rows(linkage, bodies, state, world, contacts, i, p0, p1, p2, work, jo
                          joined.impact_shares if contacts.impact[i] else work.impulse_velocity, work.impulse_velocity)
 
 
-@njit(cache=True)
+@kernel
 def _along(v, row):
     """d . v for the world vector v and the direction d of a contact row (its body-b linear part)."""
     return v[0] * row[LIN_B] + v[1] * row[LIN_B + 1] + v[2] * row[LIN_B + 2]
 
 
-@njit(cache=True)
+@kernel
 def begin_solve(linkage, bodies, state, world, contacts, scratch, work, joined, again):
     """After the closing kick: the couplings K = J W J^T (3 x 3) of the touching contacts at the corrected
     poses (with constraint rows the joined couplings, ``contact.joined``, on the rows' gradients that the
@@ -107,7 +106,7 @@ def begin_solve(linkage, bodies, state, world, contacts, scratch, work, joined, 
         _apply_rows(linkage, bodies, state, world, contacts, i, p_n, 0.0, 0.0, work, joined)
 
 
-@njit(cache=True)
+@kernel
 def contact_sweep(linkage, bodies, state, world, contacts, scratch, work, joined):
     """One projected Gauss-Seidel sweep over world ``world``'s touching contacts (after ``begin_solve``).
     Per contact: the normal impulse increment -J_n v / K_nn (a sliding point's K_nn with its friction's share,
@@ -143,7 +142,7 @@ def contact_sweep(linkage, bodies, state, world, contacts, scratch, work, joined
     return worst
 
 
-@njit(cache=True)
+@kernel
 def _slip(bodies, state, world, contacts, i, omega):
     """|v_t| (m/s): the speed of the tangential slip at contact i."""
     v1 = row_rate(contacts, bodies, state, world, i, contacts.rows[i, 1], omega)
@@ -151,7 +150,7 @@ def _slip(bodies, state, world, contacts, i, omega):
     return math.sqrt(v1 * v1 + v2 * v2)
 
 
-@njit(cache=True)
+@kernel
 def update_sliding(bodies, state, world, contacts, scratch):
     """Per point, static or kinetic friction: after the sweeps have converged, a sticking point whose friction
     is at the static limit (|P_t| = mu_s P_n) and still slips (faster than SLIP) cannot be held by static
@@ -171,7 +170,7 @@ def update_sliding(bodies, state, world, contacts, scratch):
     return changed
 
 
-@njit(cache=True)
+@kernel
 def finish_solve(bodies, state, world, h, contacts, scratch):
     """Reaction forces after the solve: F = (opened + sum_k P_k d_k) / h on body b (world vector, N), the mean
     over the step, for touching contacts that did not just impact; 0 otherwise (what the next warm start
@@ -190,7 +189,7 @@ def finish_solve(bodies, state, world, h, contacts, scratch):
             contacts.force[i, j] = total / h
 
 
-@njit(cache=True)
+@kernel
 def _converge(linkage, bodies, state, world, contacts, scratch, work, joined):
     """Sweeps until none changes a contact velocity by more than VELOCITY_TOLERANCE and ``update_sliding`` finds
     no new sliding point. With constraint rows each sweep is one ``contact_sweep`` and one
@@ -218,7 +217,7 @@ def _converge(linkage, bodies, state, world, contacts, scratch, work, joined):
     return -1
 
 
-@njit(cache=True)
+@kernel
 def _dense(linkage, bodies, state, world, contacts, scratch, work, joined):
     """A set still unconverged after DENSE_AFTER sweeps goes on in contact space (``contact.dense``), and the
     impulses' change found there is applied to the bodies (and the equality rows' shares). Returns True if the
@@ -234,7 +233,7 @@ def _dense(linkage, bodies, state, world, contacts, scratch, work, joined):
     return result > 0
 
 
-@njit(cache=True)
+@kernel
 def solve_contacts(linkage, bodies, state, world, h, contacts, scratch, work, joined, again):
     """The closing velocity solve of the contacts, together with the constraint rows of ``linkage`` (whose
     velocity projection has run: ``work`` holds its gradients and impulses, which the solve goes on
@@ -262,7 +261,7 @@ def solve_contacts(linkage, bodies, state, world, h, contacts, scratch, work, jo
     return first + last if last >= 0 else -1
 
 
-@njit(cache=True)
+@kernel
 def _impacts(world, contacts):
     """Any touching contact of world ``world`` is an impact."""
     capacity = contacts.prev_geom1.size // contacts.count.size
@@ -272,7 +271,7 @@ def _impacts(world, contacts):
     return False
 
 
-@njit(cache=True)
+@kernel
 def start_rebound(linkage, bodies, state, world, contacts, work, joined):
     """After the compression solve has converged: keep its impulses in ``stage``, add each impact's rebound
     impulse (r = rebound / u_1 times its compression impulse, see ``solve_contacts``) to the bodies and to
@@ -301,7 +300,7 @@ def start_rebound(linkage, bodies, state, world, contacts, work, joined):
     return bounce
 
 
-@njit(cache=True)
+@kernel
 def end_rebound(world, contacts):
     """After the final inelastic solve: each contact's impulse is the sum of the three stages."""
     capacity = contacts.prev_geom1.size // contacts.count.size
@@ -311,7 +310,7 @@ def end_rebound(world, contacts):
             contacts.impulse[i, k] += contacts.stage[i, k]
 
 
-@njit(cache=True)
+@kernel
 def _rest_reactions(linkage, bodies, env, state, world, h, wrench, contacts, scratch, work, joined, held):
     """The reaction forces that hold the touching contacts against the next opening half-kick: F = 2 P / h from
     a trial solve of v + h/2 (g + F_s/m), L + h/2 T_s (F_s, T_s: the smooth forces in ``wrench`` (B, 6): servos,
@@ -349,7 +348,7 @@ def _rest_reactions(linkage, bodies, env, state, world, h, wrench, contacts, scr
     return sweeps
 
 
-@njit(cache=True)
+@kernel
 def _slow(state, world, body, limit):
     """|v| of a body's centre of mass at most ``limit`` (m/s; static geometry always is)."""
     if body < 0:
@@ -358,13 +357,13 @@ def _slow(state, world, body, limit):
     return v[0] * v[0] + v[1] * v[1] + v[2] * v[2] <= limit * limit
 
 
-@njit(cache=True)
+@kernel
 def _pushed(force):
     """A contact force (N, world vector) that the next opening kick would apply."""
     return force[0] != 0.0 or force[1] != 0.0 or force[2] != 0.0
 
 
-@njit(cache=True)
+@kernel
 def settle_contacts(linkage, bodies, env, state, world, h, wrench, contacts, scratch, work, joined, held):
     """After ``solve_contacts``: where the step's mean reaction forces would make a wrong warm start, replace
     them by the resting reactions (``_rest_reactions``, against gravity and the smooth forces in ``wrench``
@@ -406,7 +405,7 @@ def settle_contacts(linkage, bodies, env, state, world, h, wrench, contacts, scr
     return _rest_reactions(linkage, bodies, env, state, world, h, wrench, contacts, scratch, work, joined, held)
 
 
-@njit(cache=True)
+@kernel
 def prime_contacts(geoms, linkage, bodies, env, state, world, h, wrench, contacts, scratch, work, joined, held,
                    margin):
     """At a reset: the contacts of the initial poses, all taken as resting, with their resting reactions
