@@ -25,12 +25,13 @@ from ..physics import (
     OK,
     TOO_MANY_CONTACTS,
     State,
+    StepScratch,
     Windows,
     advance,
     build_model,
 )
-from ..physics.constraints import DISTANCE, LIN_B, Workspace
-from ..physics.contact import MARGIN, ContactSet, Joined, Scratch, prime_contacts, sweep_setup
+from ..physics.constraints import DISTANCE, LIN_B
+from ..physics.contact import MARGIN, ContactSet, Scratch, prime_contacts, sweep_setup
 from ..physics.dispatch import Direct
 from ..physics.joints import state_from_mujoco, store_coordinates, turns_from_qpos
 from ..physics.kinematics import BODY_QUAT, FRAME_SIZE, OFFSET, OMEGA, ORIGIN_VEL, derive_frame, store_generalized
@@ -60,6 +61,7 @@ class MechgymSimulator(Simulator):
         self._vectors, self._grad = np.zeros((8, 3)), np.zeros(12)  # scratch for store_coordinates
         self._contacts = ContactSet.empty(1, CONTACTS, EVENTS)
         self._scratch = Scratch.empty(model.ngeom, self.engine.mj_body.size, CONTACTS, PAIRS)
+        self._step_scratch = StepScratch.fitting(self._state, linkage, self._contacts)
         self._kernel = Direct(advance)  # advance without the dispatcher's per-call typing (physics.dispatch)
         self.reset()
 
@@ -70,7 +72,7 @@ class MechgymSimulator(Simulator):
         while n > 0:
             self._kernel(engine.bodies, engine.actuators, engine.env, engine.linkage, engine.geoms,
                          self._window_arrays(), self._state, contacts, self._scratch, self._ctrl, self._step_count, n,
-                         self._dt, self._status)
+                         self._dt, self._status, self._step_scratch)
             # The kernel stops early (status OK) before its event buffer could overflow: collect and go on.
             for e in range(int(contacts.event_count[0])):
                 g1, g2 = contacts.event_geom[0, e]
@@ -218,10 +220,10 @@ class MechgymSimulator(Simulator):
         engine = self.engine
         if engine.env.contacts:
             sweep_setup(engine.geoms, self._scratch, self._state)
-            rows, nbody = engine.linkage.rows.kind.size, engine.mj_body.size
-            wrench = resting_forces(engine.bodies, engine.actuators, engine.env, engine.linkage, self._state, 0,
-                                    self._ctrl[0])
+            scratch = self._step_scratch
+            resting_forces(engine.bodies, engine.actuators, engine.env, engine.linkage, self._state, 0, self._ctrl[0],
+                           scratch)
             if prime_contacts(engine.geoms, engine.linkage, engine.bodies, engine.env, self._state, 0, self._dt,
-                              wrench, self._contacts, self._scratch, Workspace.empty(nbody, rows),
-                              Joined.empty(CONTACTS, rows, nbody), np.zeros(rows), MARGIN) < 0:
+                              scratch.wrench, self._contacts, self._scratch, scratch.work, scratch.joined,
+                              scratch.saved_impulses, MARGIN) < 0:
                 self._fail("the resting contact forces of the initial state did not converge")

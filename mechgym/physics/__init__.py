@@ -17,7 +17,16 @@ from .forces import Windows
 from .joints import Linkage
 from .model import EngineModel, build_model
 from .state import State
-from .step import CONTACTS_NOT_SOLVED, NON_FINITE, NOT_CONVERGED, NOT_PROJECTED, OK, TOO_MANY_CONTACTS, advance
+from .step import (
+    CONTACTS_NOT_SOLVED,
+    NON_FINITE,
+    NOT_CONVERGED,
+    NOT_PROJECTED,
+    OK,
+    TOO_MANY_CONTACTS,
+    StepScratch,
+    advance,
+)
 
 __all__ = ["CONTACTS_NOT_SOLVED", "NON_FINITE", "NOT_CONVERGED", "NOT_PROJECTED", "OK", "TOO_MANY_CONTACTS",
-           "EngineModel", "Linkage", "Solver", "State", "Windows", "advance", "build_model"]
+           "EngineModel", "Linkage", "Solver", "State", "StepScratch", "Windows", "advance", "build_model"]

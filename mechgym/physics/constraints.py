@@ -57,7 +57,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .jit import allocating, kernel
+from .jit import allocating, kernel, zero_arrays
 from .rotation import free_rotor_drift, rot, rotate_inverse
 from .state import world_spin
 
@@ -179,20 +179,24 @@ class Workspace(NamedTuple):
 
     @staticmethod
     def empty(bodies: int, rows: int) -> Workspace:
-        return new_workspace(bodies, rows)
+        """A ``Workspace`` for ``bodies`` bodies and ``rows`` rows, as ``clear_workspace`` leaves it."""
+        index = np.empty(rows, dtype=np.int64)
+        work = Workspace(np.empty((bodies, 3)), np.empty((bodies, 4)), np.empty((rows, 12)), np.empty((rows, 12)),
+                         np.empty(rows), np.empty(rows, dtype=np.bool_), np.empty(rows), np.empty(rows),
+                         np.empty((8, 3)), np.empty((MAX_BLOCK, MAX_BLOCK)), np.empty(MAX_BLOCK),
+                         np.empty((rows, 12)), np.empty((rows, rows)), np.empty((rows, rows)), index, index.copy(),
+                         index.copy(), np.empty(2, dtype=np.int64), np.empty(rows, dtype=np.bool_), np.empty(rows),
+                         np.empty(rows), np.empty(rows), np.empty(rows), np.empty(bodies, dtype=np.bool_),
+                         np.empty((bodies, 6)), np.empty(1), np.empty(rows))
+        clear_workspace(work)
+        return work
 
 
-@allocating
-def new_workspace(bodies, rows):
-    """A zeroed ``Workspace`` for ``bodies`` bodies and ``rows`` rows (callable from compiled code)."""
-    index = np.zeros(rows, dtype=np.int64)
-    return Workspace(np.zeros((bodies, 3)), np.zeros((bodies, 4)), np.zeros((rows, 12)), np.zeros((rows, 12)),
-                     np.zeros(rows), np.zeros(rows, dtype=np.bool_), np.zeros(rows), np.zeros(rows),
-                     np.zeros((8, 3)), np.zeros((MAX_BLOCK, MAX_BLOCK)), np.zeros(MAX_BLOCK),
-                     np.zeros((rows, 12)), np.zeros((rows, rows)), np.zeros((rows, rows)), index, index.copy(),
-                     index.copy(), np.array([-1, 0]), np.zeros(rows, dtype=np.bool_), np.zeros(rows),
-                     np.zeros(rows), np.zeros(rows), np.zeros(rows), np.zeros(bodies, dtype=np.bool_),
-                     np.zeros((bodies, 6)), np.zeros(1), np.zeros(rows))
+@kernel
+def clear_workspace(work):
+    """Every array of ``work`` zeroed, and no factored set (sizes = (-1, 0))."""
+    zero_arrays(work)
+    work.sizes[0] = -1
 
 
 @kernel

@@ -13,7 +13,7 @@ import numpy as np
 
 from .actuators import actuator_force, actuator_wrench
 from .constraints import evaluate_row, row_rate
-from .jit import allocating, kernel
+from .jit import kernel
 from .joints import add_coordinate_forces, add_row_force, coordinate_value
 from .kinematics import BODY_QUAT, OFFSET, OMEGA_LOCAL, ORIGIN_VEL, add_wrench_at, derive_frame
 from .rotation import rot
@@ -75,12 +75,11 @@ class CoordinateScratch(NamedTuple):
     grad: np.ndarray  # (12,)
     omega: np.ndarray  # (3,)
 
-
-@allocating
-def new_coordinate_scratch(coordinates):
-    """A zeroed ``CoordinateScratch`` for ``coordinates`` hinge/slide coordinates."""
-    return CoordinateScratch(np.zeros(coordinates), np.zeros(coordinates), np.zeros(coordinates), np.zeros(12),
-                             np.zeros(3))
+    @staticmethod
+    def zeros(coordinates: int) -> CoordinateScratch:
+        """A zeroed ``CoordinateScratch`` for ``coordinates`` hinge/slide coordinates."""
+        return CoordinateScratch(np.zeros(coordinates), np.zeros(coordinates), np.zeros(coordinates), np.zeros(12),
+                                 np.zeros(3))
 
 
 @kernel

@@ -48,33 +48,35 @@ contact solve is part of that projection (each iterate's contact impulses solved
 rows), so that the velocity-dependent forces see the contact impulses of the same step: a servo that
 holds a load through friction keeps it at rest instead of letting it creep.
 
-Performance: the step's functions are kernels (``jit.kernel``): compiled without numba's runtime, they do no
-reference counting of the arrays they receive. Only ``advance``, which allocates the per-call scratch, and
-the constructors run with it.
+Performance: the step's functions are kernels (``jit.kernel``): compiled without numba's runtime, they allocate
+nothing and do no reference counting of the arrays they receive; ``advance`` works in a ``StepScratch`` its
+caller allocates once.
 """
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
-from .constraints import begin_step, new_workspace, project_velocity, shake
+from .constraints import Workspace, begin_step, clear_workspace, project_velocity, shake
 from .contact import (
     CONTACT_VELOCITY_TOLERANCE,
     HELD_FLOATS,
     HELD_INTS,
     MARGIN,
+    Joined,
+    clear_joined,
     correct_positions,
     find_contacts,
     keep_contacts,
-    new_joined,
     settle_contacts,
     solve_contacts,
     warm_start,
 )
-from .forces import coordinate_wrench, damper_wrench, new_coordinate_scratch, smooth_wrench, window_impulse
-from .jit import allocating, kernel
+from .forces import CoordinateScratch, coordinate_wrench, damper_wrench, smooth_wrench, window_impulse
+from .jit import kernel, zero_arrays
 from .joints import update_turns
 from .kinematics import FRAME_SIZE
 from .rotation import free_rotor_drift
@@ -91,6 +93,59 @@ MAX_ITERATIONS = 100
 OK, NON_FINITE, NOT_CONVERGED, NOT_PROJECTED, TOO_MANY_CONTACTS, CONTACTS_NOT_SOLVED = 0, 1, 2, 3, 4, 5
 
 
+class StepScratch(NamedTuple):
+    """The work arrays of ``advance`` for B bodies, R rows, C hinge/slide coordinates and K contacts per
+    world: allocated once by its caller (``StepScratch.empty``), so that a call allocates nothing, and set to
+    their initial values at the start of every call (``clear_step_scratch``), so that no call depends on an
+    earlier one."""
+
+    held: np.ndarray  # (2,) int64: the contact and event counts before the step (contact.keep_contacts)
+    held_ints: np.ndarray  # (K, HELD_INTS) int64: the contact set before the step
+    held_floats: np.ndarray  # (K, HELD_FLOATS)
+    saved: np.ndarray  # (B, 13) the bodies before the step: c, v, L, q
+    frames: np.ndarray  # (B, FRAME_SIZE) body frames of the smooth forces
+    wrench: np.ndarray  # (B, 6) smooth forces F, T, N and N m (0 in a scene without any: never written there)
+    impulse: np.ndarray  # (B, 6) the force windows' impulses over a half-step, N s and N m s
+    start: np.ndarray  # (B, 6) closing kick: the half-step (v, L)
+    previous: np.ndarray  # (B, 6) closing kick: the last unprojected iterate
+    history: np.ndarray  # (B, 12) closing kick: the last image and residual (Anderson)
+    saved_impulses: np.ndarray  # (R,) settle_contacts' scratch
+    coordinates: CoordinateScratch
+    work: Workspace
+    joined: Joined
+
+    @staticmethod
+    def empty(bodies: int, rows: int, coordinates: int, capacity: int) -> StepScratch:
+        scratch = StepScratch(
+            np.empty(2, dtype=np.int64), np.empty((capacity, HELD_INTS), dtype=np.int64),
+            np.empty((capacity, HELD_FLOATS)), np.empty((bodies, 13)), np.empty((bodies, FRAME_SIZE)),
+            np.empty((bodies, 6)), np.empty((bodies, 6)), np.empty((bodies, 6)), np.empty((bodies, 6)),
+            np.empty((bodies, 12)), np.empty(rows), CoordinateScratch.zeros(coordinates),
+            Workspace.empty(bodies, rows), Joined.empty(capacity, rows, bodies))
+        clear_step_scratch(scratch)
+        return scratch
+
+    @staticmethod
+    def fitting(state, linkage, contacts) -> StepScratch:
+        """For the bodies of ``state`` (a State), the rows and coordinates of ``linkage`` (a Linkage) and the
+        capacity per world of ``contacts`` (a contact.ContactSet)."""
+        return StepScratch.empty(state.com.shape[1], linkage.rows.kind.size, linkage.coordinates.rows.kind.size,
+                                 contacts.prev_geom1.size // max(contacts.count.size, 1))
+
+
+@kernel
+def clear_step_scratch(scratch):
+    """Set what ``advance`` and ``contact.prime_contacts`` read before they write: no smooth force, no
+    acceleration history, zero held impulses, and the coordinates', rows' and joined solves' scratch as their
+    constructors leave it."""
+    scratch.wrench.fill(0.0)
+    scratch.history.fill(0.0)
+    scratch.saved_impulses.fill(0.0)
+    zero_arrays(scratch.coordinates)
+    clear_workspace(scratch.work)
+    clear_joined(scratch.joined)
+
+
 @kernel
 def opening_kick(bodies, env, state, world, half, wrench, impulse):
     """v += half (g + F/m) + J/m;  L += half T + J_T  (``half`` = h/2 s). Also the closing kick when no
@@ -102,20 +157,18 @@ def opening_kick(bodies, env, state, world, half, wrench, impulse):
             state.momentum[world, b, i] += half * wrench[b, 3 + i] + impulse[b, 3 + i]
 
 
-@allocating
-def resting_forces(bodies, actuators, env, linkage, state, world, ctrl):
-    """The smooth forces (B, 6) (N, N m about each COM) that the opening kick applies at the state of ``world``
-    under the controls ``ctrl`` (U,), for the resting reactions of the contacts at a reset
-    (``contact.prime_contacts``). (``advance`` evaluates the same two terms inline: a helper taking the
-    model's named tuples would pay their reference counting on every step, smooth forces or not.)"""
-    nbody = state.com.shape[1]
-    wrench = np.zeros((nbody, 6))
+@kernel
+def resting_forces(bodies, actuators, env, linkage, state, world, ctrl, scratch):
+    """The smooth forces (N, N m about each COM) that the opening kick applies at the state of ``world`` under
+    the controls ``ctrl`` (U,), for the resting reactions of the contacts at a reset
+    (``contact.prime_contacts``), in ``scratch.wrench`` (B, 6) (``scratch``: a StepScratch). (``advance``
+    evaluates the same two terms inline: it keeps the wrench of scenes without smooth forces at 0 unevaluated.)"""
+    clear_step_scratch(scratch)
     if env.smooth:
-        smooth_wrench(bodies, actuators, env, state, world, ctrl, np.empty((nbody, FRAME_SIZE)), wrench)
+        smooth_wrench(bodies, actuators, env, state, world, ctrl, scratch.frames, scratch.wrench)
         if env.coordinate_forces:
-            coordinate_wrench(bodies, actuators, linkage.coordinates, state, world, ctrl,
-                              new_coordinate_scratch(linkage.coordinates.rows.kind.size), True, wrench)
-    return wrench
+            coordinate_wrench(bodies, actuators, linkage.coordinates, state, world, ctrl, scratch.coordinates, True,
+                              scratch.wrench)
 
 
 @kernel
@@ -243,9 +296,9 @@ def _keep_impulses(state, world, work, back):
             work.impulse_velocity[r] = state.impulse_velocity[world, r]
 
 
-@allocating
+@kernel
 def advance(bodies, actuators, env, linkage, geoms, windows, state, contacts, contact_scratch, ctrl, first_step, n, h,
-            status):
+            status, step_scratch):
     """Advance every world of ``state`` by ``n`` steps of ``h`` seconds, starting at global step
     ``first_step``; ``ctrl`` (W, U) is held. status[w] = (steps completed, OK | NON_FINITE | NOT_CONVERGED |
     NOT_PROJECTED | TOO_MANY_CONTACTS | CONTACTS_NOT_SOLVED): a world stops at its first failing step and is
@@ -255,26 +308,18 @@ def advance(bodies, actuators, env, linkage, geoms, windows, state, contacts, co
 
     With contacts (``env.contacts``) ``contacts`` (contact.ContactSet of W worlds) is the per-world contact
     state carried from step to step and ``contact_scratch`` (contact.Scratch) the broad and narrow phases' work
-    arrays; the stages of :mod:`mechgym.physics.contact` run around the kick-drift-kick (module docstring)."""
+    arrays; the stages of :mod:`mechgym.physics.contact` run around the kick-drift-kick (module docstring).
+    ``step_scratch``: a StepScratch for the scene's bodies, rows, coordinates and contact capacity."""
     rows, solver = linkage.rows, linkage.solver
     constrained = rows.kind.size > 0
     contacting = env.contacts
     capacity = contacts.prev_geom1.size // contacts.count.size
-    held = np.empty(2, dtype=np.int64)
-    held_ints = np.empty((capacity, HELD_INTS), dtype=np.int64)
-    held_floats = np.empty((capacity, HELD_FLOATS))
-    nbody = state.com.shape[1]
-    saved = np.empty((nbody, 13))
-    frames = np.empty((nbody, FRAME_SIZE))
-    wrench = np.zeros((nbody, 6))
-    impulse = np.empty((nbody, 6))
-    start = np.empty((nbody, 6))
-    previous = np.empty((nbody, 6))
-    history = np.zeros((nbody, 12))
-    scratch = new_coordinate_scratch(linkage.coordinates.rows.kind.size)
-    work = new_workspace(nbody, rows.kind.size)
-    joined = new_joined(capacity, rows.kind.size, nbody)
-    saved_impulses = np.empty(rows.kind.size)
+    clear_step_scratch(step_scratch)
+    held, held_ints, held_floats = step_scratch.held, step_scratch.held_ints, step_scratch.held_floats
+    saved, frames, wrench, impulse = step_scratch.saved, step_scratch.frames, step_scratch.wrench, step_scratch.impulse
+    start, previous, history = step_scratch.start, step_scratch.previous, step_scratch.history
+    scratch, work, joined = step_scratch.coordinates, step_scratch.work, step_scratch.joined
+    saved_impulses = step_scratch.saved_impulses
     half = 0.5 * h
     for world in range(state.com.shape[0]):
         status[world, 0] = n

@@ -90,7 +90,7 @@ Units: m, s, kg; impulses N s (rows), forces N (world vectors).
 """
 
 from .detect import find_contacts, sweep_setup
-from .joined import Joined, new_joined
+from .joined import Joined, clear_joined
 from .position import correct_positions
 from .sets import HELD_FLOATS, HELD_INTS, MARGIN, ContactSet, Geoms, Scratch, contact_geoms, keep_contacts
 from .sets import VELOCITY_TOLERANCE as CONTACT_VELOCITY_TOLERANCE
@@ -117,6 +117,7 @@ __all__ = [
     "Geoms",
     "Scratch",
     "begin_solve",
+    "clear_joined",
     "contact_geoms",
     "contact_sweep",
     "correct_positions",
@@ -124,7 +125,6 @@ __all__ = [
     "find_contacts",
     "finish_solve",
     "keep_contacts",
-    "new_joined",
     "prime_contacts",
     "settle_contacts",
     "solve_contacts",

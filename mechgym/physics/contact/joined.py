@@ -35,7 +35,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..constraints import EQUALITY, LIN_A, LIN_B, apply_impulse, body_coupling
-from ..jit import allocating, kernel
+from ..jit import kernel, zero_arrays
 
 SINGULAR = 1e-12  # relative pivot size below which an equality row counts as dependent
 # A contact row whose joined coupling is below this fraction of its free-body one moves nothing the joints allow
@@ -60,15 +60,20 @@ class Joined(NamedTuple):
 
     @staticmethod
     def empty(capacity: int, rows: int, bodies: int) -> Joined:
-        return new_joined(capacity, rows, bodies)
+        """A ``Joined`` for ``capacity`` contacts, ``rows`` rows and ``bodies`` bodies, as ``clear_joined``
+        leaves it."""
+        joined = Joined(np.empty((rows, rows)), np.empty(rows, dtype=np.bool_), np.empty((3, rows)),
+                        np.empty((capacity, 3, rows)), np.empty((bodies, 6)), np.empty(rows), np.empty(rows),
+                        np.empty((8, 3)), np.empty(rows))
+        clear_joined(joined)
+        return joined
 
 
-@allocating
-def new_joined(capacity, rows, bodies):
-    """A zeroed ``Joined`` (callable from compiled code)."""
-    return Joined(np.zeros((rows, rows)), np.ones(rows, dtype=np.bool_), np.zeros((3, rows)),
-                  np.zeros((capacity, 3, rows)), np.zeros((bodies, 6)), np.zeros(rows), np.zeros(rows),
-                  np.zeros((8, 3)), np.zeros(rows))
+@kernel
+def clear_joined(joined):
+    """Every array of ``joined`` zeroed, and every row marked dependent (none factored)."""
+    zero_arrays(joined)
+    joined.dependent.fill(True)
 
 
 @kernel

@@ -8,7 +8,7 @@ import math
 import numpy as np
 from numba import njit
 
-from mechgym.physics import OK, Linkage, Windows, advance
+from mechgym.physics import OK, Linkage, StepScratch, Windows, advance
 from mechgym.physics import constraints as rattle
 from mechgym.physics.contact import ContactSet, Geoms, Scratch
 from mechgym.physics.joints import Coordinates
@@ -68,7 +68,7 @@ def sphere(mass: float, radius: float) -> tuple[float, list[float]]:
 
 
 @njit(cache=True)
-def record(bodies, env, linkage, state, h, n, out, geoms, contacts, scratch):
+def record(bodies, env, linkage, state, h, n, out, geoms, contacts, scratch, step_scratch):
     """Run ``n`` RATTLE steps of world 0 (``step.advance``) and write per step: total energy (J), x and v_x of
     body 0, the largest constraint violation (|g| of equality rows, the violated part of one-sided rows) and
     the reported force of row 0. Returns the number of steps completed."""
@@ -78,7 +78,8 @@ def record(bodies, env, linkage, state, h, n, out, geoms, contacts, scratch):
     status = np.zeros((1, 2), dtype=np.int64)
     ctrl = np.zeros((1, 0))
     for k in range(n):
-        advance(bodies, NO_ACTUATORS, env, linkage, geoms, NO_WINDOWS, state, contacts, scratch, ctrl, k, 1, h, status)
+        advance(bodies, NO_ACTUATORS, env, linkage, geoms, NO_WINDOWS, state, contacts, scratch, ctrl, k, 1, h, status,
+                step_scratch)
         if status[0, 1] != OK:
             return k
         residual = 0.0
@@ -102,7 +103,10 @@ def run(bodies, rows, state, h, n, solver=DEFAULT):
     the body arrays of ``state`` are stepped in place."""
     stepped = with_rows(state, rows)
     out = np.zeros((n, 5))
-    done = record(bodies, ENV, Linkage(rows, NO_COORDINATES, solver), stepped, h, n, out, *no_contacts())
+    linkage = Linkage(rows, NO_COORDINATES, solver)
+    geoms, contacts, scratch = no_contacts()
+    done = record(bodies, ENV, linkage, stepped, h, n, out, geoms, contacts, scratch,
+                  StepScratch.fitting(stepped, linkage, contacts))
     return done, out, stepped
 
 

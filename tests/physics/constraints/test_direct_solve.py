@@ -25,11 +25,10 @@ DOUBLE_PENDULUM = """<mujoco><option><flag contact="disable"/></option><worldbod
 
 
 @njit(cache=True)
-def _counts(bodies, env, linkage, state, h, out, wrench, impulse):
+def _counts(bodies, env, linkage, state, h, out, wrench, impulse, work):
     """Step world 0 (no smooth forces: the closing kick is the opening one) for out.shape[0] steps and write
     per step SHAKE's iterations and the velocity projection's passes. Returns the steps completed."""
     rows, solver = linkage.rows, linkage.solver
-    work = rattle.new_workspace(state.com.shape[1], rows.kind.size)
     for k in range(out.shape[0]):
         opening_kick(bodies, env, state, 0, 0.5 * h, wrench, impulse)
         rattle.begin_step(rows, state, 0, work)
@@ -49,7 +48,7 @@ def iteration_counts(scene, h, steps):
     bodies = state.com.shape[1]
     out = np.zeros((steps, 2), dtype=np.int64)
     done = _counts(engine.bodies, engine.env, engine.linkage, state, h, out, np.zeros((bodies, 6)),
-                   np.zeros((bodies, 6)))
+                   np.zeros((bodies, 6)), rattle.Workspace.empty(bodies, engine.linkage.rows.kind.size))
     assert done == steps
     return out
 

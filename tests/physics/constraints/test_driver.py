@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from mechgym.physics import NOT_PROJECTED, OK, Linkage, advance
+from mechgym.physics import NOT_PROJECTED, OK, Linkage, StepScratch, advance
 from mechgym.physics import constraints as rattle
 from mechgym.physics.state import State
 
@@ -24,7 +24,7 @@ def test_advance_steps_every_world_as_if_alone():
     linkage = Linkage(rows, NO_COORDINATES, rattle.Solver())
     geoms, contacts, scratch = no_contacts(2)
     advance(bodies, NO_ACTUATORS, ENV, linkage, geoms, NO_WINDOWS, state, contacts, scratch, np.zeros((2, 0)), 0, 500,
-            1e-3, status)
+            1e-3, status, StepScratch.fitting(state, linkage, contacts))
     assert status.tolist() == [[500, OK], [500, OK]]
     for world, angle in enumerate((0.5, 2.0)):
         _, _, alone = rod_pendulum(angle)
@@ -41,7 +41,7 @@ def test_a_projection_that_does_not_converge_is_reported():
     linkage = Linkage(rows, NO_COORDINATES, rattle.Solver(sweep=rattle.JACOBI, max_sweeps=50))
     geoms, contacts, scratch = no_contacts()
     advance(bodies, NO_ACTUATORS, ENV, linkage, geoms, NO_WINDOWS, state, contacts, scratch, np.zeros((1, 0)), 0, 10,
-            1e-3, status)
+            1e-3, status, StepScratch.fitting(state, linkage, contacts))
     assert status.tolist() == [[0, NOT_PROJECTED]]
     for mine, theirs in zip(state, before, strict=True):
         np.testing.assert_array_equal(mine, theirs)

@@ -17,7 +17,7 @@ from mechgym.physics.contact import MARGIN, ContactSet, Geoms, Joined, Scratch, 
 from mechgym.physics.forces import Windows
 from mechgym.physics.model import EngineModel, build_model
 from mechgym.physics.state import State, load_generalized
-from mechgym.physics.step import OK, advance
+from mechgym.physics.step import OK, StepScratch, advance
 from mechgym.scene import compile_model
 
 # Trace columns per body written by ``contact_advance``: COM (m), velocity (m/s), world angular momentum.
@@ -26,7 +26,7 @@ COM, VEL, MOMENTUM = 0, 3, 6
 
 @njit(cache=True)
 def contact_advance(bodies, actuators, env, linkage, geoms, windows, state, contacts, scratch, ctrl, first_step, n, h,
-                    trace, active, status):
+                    trace, active, status, step_scratch):
     """``step.advance`` one step at a time, n times, for every world from global step ``first_step``;
     trace[w, k, b] = (COM, velocity, momentum) after step k, active[w, k] = touching contacts after step k;
     status[w] = (steps done, code). Stops at the first step that fails in any world."""
@@ -39,7 +39,7 @@ def contact_advance(bodies, actuators, env, linkage, geoms, windows, state, cont
         status[world, 1] = OK
     for k in range(n):
         advance(bodies, actuators, env, linkage, geoms, windows, state, contacts, scratch, ctrl, first_step + k, 1, h,
-                step_status)
+                step_status, step_scratch)
         failed = False
         for world in range(worlds):
             for b in range(nbody):
@@ -119,5 +119,6 @@ def advance_worlds(engine: EngineModel, state: State, contacts: ContactSet, scra
     active = np.zeros((worlds, n), dtype=np.int64)
     status = np.zeros((worlds, 2), dtype=np.int64)
     contact_advance(engine.bodies, engine.actuators, engine.env, engine.linkage, engine.geoms, Windows.empty(), state,
-                    contacts, scratch, np.zeros((worlds, engine.nu)), first_step, n, h, trace, active, status)
+                    contacts, scratch, np.zeros((worlds, engine.nu)), first_step, n, h, trace, active, status,
+                    StepScratch.fitting(state, engine.linkage, contacts))
     return trace, active, status
