@@ -15,8 +15,11 @@ through ``_fail``; the state stays the last good one. Impacts the kernel records
 
 from __future__ import annotations
 
+import sys
+
 import mujoco
 import numpy as np
+from numba.core import event
 
 from ..physics import (
     NON_FINITE,
@@ -44,6 +47,28 @@ from ..simulator import BodyState, Contact, Event, Simulator
 CONTACTS, EVENTS, PAIRS = 64, 1024, 1024
 
 _NO_WINDOWS = Windows.empty()
+
+COMPILE_NOTICE = ("mechgym: compiling the in-house engine's numba kernels (first run on this machine only; "
+                  "about 3 minutes on 2 cores)")
+
+
+class _CompileNotice(event.Listener):
+    """Prints COMPILE_NOTICE on stderr, once per process, when numba starts compiling an engine kernel (it
+    found no cached copy: numba's ``numba:compile`` event is not raised for a cache hit)."""
+
+    def __init__(self) -> None:
+        self.said = False
+
+    def on_start(self, ev) -> None:
+        if not self.said and ev.data["dispatcher"].py_func.__module__.startswith("mechgym.physics"):
+            self.said = True
+            print(COMPILE_NOTICE, file=sys.stderr, flush=True)
+
+    def on_end(self, ev) -> None:
+        pass
+
+
+event.register("numba:compile", _CompileNotice())
 
 
 class MechgymSimulator(Simulator):

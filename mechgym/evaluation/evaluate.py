@@ -50,8 +50,6 @@ def prepare_engine(env_ids: Sequence[str]) -> None:
     the workers find them in numba's cache instead of each compiling its own."""
     import gymnasium
 
-    print("preparing the in-house engine (its first run compiles the numba kernels: about a minute on 2 cores)",
-          file=sys.stderr, flush=True)
     start = time.perf_counter()
     for env_id in env_ids:
         env = gymnasium.make(env_id, backend="mechgym")
