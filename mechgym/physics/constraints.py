@@ -220,8 +220,7 @@ def copy_into(source, target):
 
 @kernel
 def _turned(quat, world, body, table, r):
-    """R_body table[r] as a 3-tuple (the world: table[r] itself). Scalars throughout: slicing the arrays
-    would create array objects whose reference counting costs more than the arithmetic."""
+    """R_body table[r] as a 3-tuple (the world: table[r] itself)."""
     vx, vy, vz = table[r, 0], table[r, 1], table[r, 2]
     if body < 0:
         return vx, vy, vz
@@ -524,9 +523,7 @@ def _assemble(rows, work, scale):
 @kernel
 def _initial_set(sense, active, residual, total, member):
     """The rows solved as equalities first (``member``): every equality row taking part (``active``), and
-    each one-sided one that pushes (total != 0) or is violated (sense * residual < 0). (The helpers of
-    ``_solve_pass`` take the workspace's arrays, not the workspace: every array of a tuple passed to a call
-    costs reference counting.)"""
+    each one-sided one that pushes (total != 0) or is violated (sense * residual < 0)."""
     for r in range(sense.size):
         member[r] = active[r] and (sense[r] == EQUALITY or total[r] != 0.0 or sense[r] * residual[r] < 0.0)
 

@@ -2,8 +2,7 @@
 
 Quaternions are (w, x, y, z) unit quaternions; ``q`` maps body (or principal) coordinates to world
 coordinates: ``v_world = R(q) v_body``. All functions are numba kernels that write into caller-owned
-arrays or take and return scalars (``mul``, ``rot``: the forms the per-step force code uses, because a
-slice of an array is a new array object whose reference counting costs more than the arithmetic).
+arrays or take and return scalars (``mul``, ``rot``: the forms the per-step force code uses).
 """
 
 from __future__ import annotations

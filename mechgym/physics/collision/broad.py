@@ -157,8 +157,7 @@ def sweep_pairs(lo, hi, axis, order, body, parent, contype, conaffinity, filter_
 
 
 def grid_scratch(geoms: int) -> np.ndarray:
-    """The work array of ``grid_pairs`` for G geoms: one int64 array (every array a kernel receives in a named
-    tuple costs reference counting at each call that LLVM does not inline), laid out as
+    """The work array of ``grid_pairs`` for G geoms: one int64 array, laid out as
       [0]                  the AABB overlap tests made by the last call (the broad phase's work; an output)
       [1, 1 + G)           rank: position of each geom in ``order``
       [1 + G, 1 + 4G)      cell (G, 3): grid cell of a small geom's AABB corner lo; cell[g, 0] = LARGE: a large geom

@@ -217,8 +217,7 @@ def contact_geoms(model: mujoco.MjModel, body_index: np.ndarray) -> Geoms:
 
 @kernel(inline="always")
 def _geom_pose(geoms, g, cx, cy, cz, qw, qx, qy, qz, pos, mat):
-    """World centre and frame of geom g on a body at (c, q) (static geoms: their stored pose). Inlined at Numba
-    IR level: a call that LLVM does not inline pays reference counting for each array of ``geoms``."""
+    """World centre and frame of geom g on a body at (c, q) (static geoms: their stored pose)."""
     lp, lq = geoms.local_pos[g], geoms.local_quat[g]
     if geoms.body[g] < 0:
         gw, gx, gy, gz = lq[0], lq[1], lq[2], lq[3]
