@@ -1,0 +1,72 @@
+"""Environment steps per second on both backends, and the start-up of a fresh process, in the same run.
+
+    python benchmarks/bench_envs.py [--steps N]
+
+Per environment, at its registered settings (physics_dt, decimation): control steps per second of one env
+driven by its hand-written controller (``scripted_policy``: the states a task actually visits, pinches and
+impacts included), episodes reset with seeds 0, 1, ... as they end; the same seeds on both backends. Then the
+start-up: seconds from a fresh ``python`` to the first step (``import mechgym``, ``gymnasium.make``, ``reset``,
+one ``step``), with numba's cache warm (the engine compiled by the steps above). Best of three; not a test,
+nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+
+import gymnasium
+
+import mechgym  # noqa: F401  (registers the environments)
+
+ENVS = ("mechgym/CubeDrop-v0", "mechgym/Gripper-v0", "mechgym/SliderCrank-v0")
+BACKENDS = ("mechgym", "mujoco")
+START_UP = ("import time; start = time.perf_counter(); import gymnasium, numpy, mechgym; "
+            "env = gymnasium.make({env_id!r}, backend={backend!r}); env.reset(seed=0); "
+            "env.step(numpy.zeros(env.action_space.shape)); print(time.perf_counter() - start)")
+
+
+def steps_per_second(env_id: str, backend: str, steps: int) -> float:
+    """Control steps per second of ``steps`` steps of the scripted controller (after one warm-up step)."""
+    env = gymnasium.make(env_id, backend=backend)
+    policy = env.unwrapped.scripted_policy()
+    seed = 0
+    observation, _ = env.reset(seed=seed)
+    observation, *_ = env.step(policy(observation))
+    start = time.perf_counter()
+    for _ in range(steps):
+        observation, _, terminated, truncated, _ = env.step(policy(observation))
+        if terminated or truncated:
+            seed += 1
+            observation, _ = env.reset(seed=seed)
+    elapsed = time.perf_counter() - start
+    env.close()
+    return steps / elapsed
+
+
+def start_up(env_id: str, backend: str) -> float:
+    """Seconds from a fresh interpreter to the first step (best of three)."""
+    code = START_UP.format(env_id=env_id, backend=backend)
+    return min(float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                    check=True).stdout) for _ in range(3))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=2000, help="control steps per environment and backend")
+    args = parser.parse_args()
+    print(f"control steps per second, scripted controller, {args.steps} steps; start-up to the first step (s)")
+    header = ("environment", "mechgym", "mujoco", "ratio", "start mechgym", "start mujoco")
+    print("{:26s} {:>9s} {:>9s} {:>7s}   {:>13s} {:>12s}".format(*header))
+    for env_id in ENVS:
+        rates = [max(steps_per_second(env_id, b, args.steps) for _ in range(3)) for b in BACKENDS]
+        starts = [start_up(env_id, b) for b in BACKENDS]
+        print(f"{env_id:26s} {rates[0]:9.0f} {rates[1]:9.0f} {rates[0] / rates[1]:6.2f}x   "
+              f"{starts[0]:13.2f} {starts[1]:12.2f}", flush=True)
+    print("ratio: mechgym's steps per second over mujoco's")
+
+
+if __name__ == "__main__":
+    main()
