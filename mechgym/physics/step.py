@@ -104,7 +104,7 @@ class StepScratch(NamedTuple):
     held_floats: np.ndarray  # (K, HELD_FLOATS)
     saved: np.ndarray  # (B, 13) the bodies before the step: c, v, L, q
     frames: np.ndarray  # (B, FRAME_SIZE) body frames of the smooth forces
-    wrench: np.ndarray  # (B, 6) smooth forces F, T, N and N m (0 in a scene without any: never written there)
+    wrench: np.ndarray  # (B, 6) the opening kick's smooth forces F (N), T (N m); 0 in a scene without any
     impulse: np.ndarray  # (B, 6) the force windows' impulses over a half-step, N s and N m s
     start: np.ndarray  # (B, 6) closing kick: the half-step (v, L)
     previous: np.ndarray  # (B, 6) closing kick: the last unprojected iterate
@@ -116,6 +116,8 @@ class StepScratch(NamedTuple):
 
     @staticmethod
     def empty(bodies: int, rows: int, coordinates: int, capacity: int) -> StepScratch:
+        """For ``bodies`` bodies, ``rows`` constraint rows, ``coordinates`` hinge/slide coordinates and
+        ``capacity`` contacts per world, as ``clear_step_scratch`` leaves it."""
         scratch = StepScratch(
             np.empty(2, dtype=np.int64), np.empty((capacity, HELD_INTS), dtype=np.int64),
             np.empty((capacity, HELD_FLOATS)), np.empty((bodies, 13)), np.empty((bodies, FRAME_SIZE)),
@@ -161,8 +163,8 @@ def opening_kick(bodies, env, state, world, half, wrench, impulse):
 def resting_forces(bodies, actuators, env, linkage, state, world, ctrl, scratch):
     """The smooth forces (N, N m about each COM) that the opening kick applies at the state of ``world`` under
     the controls ``ctrl`` (U,), for the resting reactions of the contacts at a reset
-    (``contact.prime_contacts``), in ``scratch.wrench`` (B, 6) (``scratch``: a StepScratch). (``advance``
-    evaluates the same two terms inline: it keeps the wrench of scenes without smooth forces at 0 unevaluated.)"""
+    (``contact.prime_contacts``), in ``scratch.wrench`` (B, 6) (``scratch``: a StepScratch, cleared first).
+    (``advance`` evaluates the same two terms itself, and only in scenes with smooth forces.)"""
     clear_step_scratch(scratch)
     if env.smooth:
         smooth_wrench(bodies, actuators, env, state, world, ctrl, scratch.frames, scratch.wrench)
