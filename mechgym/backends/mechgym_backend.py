@@ -60,7 +60,9 @@ class _CompileNotice(event.Listener):
         self.said = False
 
     def on_start(self, ev) -> None:
-        if not self.said and ev.data["dispatcher"].py_func.__module__.startswith("mechgym.physics"):
+        # every numba compile in the process comes here: read the event defensively
+        function = getattr(ev.data.get("dispatcher"), "py_func", None)
+        if not self.said and (getattr(function, "__module__", None) or "").startswith("mechgym.physics"):
             self.said = True
             print(COMPILE_NOTICE, file=sys.stderr, flush=True)
 

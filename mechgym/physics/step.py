@@ -132,7 +132,7 @@ class StepScratch(NamedTuple):
         """For the bodies of ``state`` (a State), the rows and coordinates of ``linkage`` (a Linkage) and the
         capacity per world of ``contacts`` (a contact.ContactSet)."""
         return StepScratch.empty(state.com.shape[1], linkage.rows.kind.size, linkage.coordinates.rows.kind.size,
-                                 contacts.prev_geom1.size // max(contacts.count.size, 1))
+                                 contacts.prev_geom1.size // contacts.count.size)
 
 
 @kernel
