@@ -32,7 +32,8 @@ One step of length h (``step.advance`` runs these among its own stages when the 
   closing kick   v += h/2 (g + F/m)                                                     (step.py)
   solve_contacts projected Gauss-Seidel on the rows to tolerance (impacts: compression, rebound, final
                  inelastic stage); reaction forces                                         (this module)
-  settle_contacts after impacts and releases: resting reactions as the next warm start    (this module)
+  settle_contacts after impacts, releases and unbalances: resting reactions as the next    (this module)
+                 warm start
 
 Warm start / rest (seed 000). F_c = (P_open + P_close) / h is the mean reaction over the step of a
 persistent contact (one that touched in the previous step too): the impulse of the opening half plus the
@@ -43,7 +44,10 @@ An impact's impulse is not a force and is not carried over: after an impact F is
 trial solve when the impact brought the bodies to rest, else 0 (``settle_contacts``). After a step in which a
 pushing contact let go, the resting reactions replace the others' mean forces too: those made up for the part
 of its opening impulse that came after it let go. The resting reactions hold against gravity and the smooth
-forces (servos, damping) at the end of the step. At a reset
+forces (servos, damping) at the end of the step. So do they for slow bodies after a step whose closing impulse
+at some contact differs from its opening one (a load changed, or a force moved between the corners of a
+face): carrying the mean on leaves the next opening kick out of balance, and the body moves in the drift
+(a thrust changed at every control step rocked a cube on a slab from corner to corner). At a reset
 ``prime_contacts`` gives the contacts of the initial poses their resting reactions. Persistence: same geom
 pair and feature id, or (a clipping label that changed with round-off) the same point within MATCH_RADIUS.
 

@@ -30,6 +30,8 @@ MAX_SWEEPS = 100000  # of either solve (a cold stack needs thousands); more: not
 MATCH_RADIUS = 1e-6  # m: a contact whose feature id changed (same point, new clipping label) continues its predecessor
 SATURATED = 1.0 - 1e-9  # a sticking point whose |P_t| reaches this fraction of mu_s P_n is at the static limit
 SLIP = 1e-9  # m/s: a point that slips faster than this after the solve slides
+UNBALANCED = 1e-6  # a touching contact whose closing impulse differs from its opening one by this fraction
+#   carried no force that balanced the step's loads (a steady rest matches to round-off, ~1e-10)
 CCD_FRACTION = 0.25  # continuous collision when a step moves a body by this fraction of an extent
 CCD_ITERATIONS = 64  # conservative advancement steps at most
 FILTER_PARENT = True  # MuJoCo's filterparent default

@@ -11,7 +11,7 @@ from .dense import solve_dense
 from .detect import find_contacts
 from .friction import at_limit, cone_mu, friction_step, normal_coupling
 from .joined import apply_joined, factor_rows, join_rows
-from .sets import MAX_SWEEPS, SLIP, VELOCITY_TOLERANCE
+from .sets import MAX_SWEEPS, SLIP, UNBALANCED, VELOCITY_TOLERANCE
 
 SLOW_SWEEPS = 1000  # see _converge
 DENSE_AFTER = 8  # sweeps on the bodies before a solve moves to contact space (contact.dense)
@@ -365,10 +365,24 @@ def _pushed(force):
 
 
 @kernel
+def _unbalanced(contacts, i):
+    """Contact i's closing impulse (its rows' accumulated impulses, world vector) and the impulse its opening
+    kick applied (``opened``) differ by more than UNBALANCED of the larger (``settle_contacts``)."""
+    change, size = 0.0, 0.0
+    for j in range(3):
+        closing = 0.0
+        for k in range(3):
+            closing += contacts.impulse[i, k] * contacts.rows[i, k, LIN_B + j]
+        change += (closing - contacts.opened[i, j]) ** 2
+        size = max(size, closing * closing, contacts.opened[i, j] ** 2)
+    return change > UNBALANCED * UNBALANCED * size
+
+
+@kernel
 def settle_contacts(linkage, bodies, env, state, world, h, wrench, contacts, scratch, work, joined, held):
     """After ``solve_contacts``: where the step's mean reaction forces would make a wrong warm start, replace
     them by the resting reactions (``_rest_reactions``, against gravity and the smooth forces in ``wrench``
-    (B, 6) at the end of the step). Two events call for it:
+    (B, 6) at the end of the step). Three events call for it:
 
     - an impact: its impulse is no force to carry into the next opening kick, but a body that an impact brought
       to rest (e = 0) needs its support there, or it falls h^2 g / 2 and lands again. The impacts that bounce
@@ -379,6 +393,12 @@ def settle_contacts(linkage, bodies, env, state, world, h, wrench, contacts, scr
       pinched by two pads and lifted off a table: the table's share came back as a torque of 4e-6 N m that
       turned the card by 4e-7 rad in the next drift, opened one pad's contacts by 16 nm and let the card
       rattle between the pads.)
+    - an unbalance: a touching contact whose closing impulse differs from its opening one (by UNBALANCED of
+      the larger), so that the opening kick's forces did not hold the bodies against the step's loads (a
+      servo target or a thrust changed, or a force shifted between the corners of a face). The mean of the
+      two carried on: with a thrust changed at every control step, the opening kick's mismatch moved a cube
+      on a slab during each drift and the shifted shares rocked it from corner to corner, step after step
+      (9 mm/s and 0.26 rad/s under a push well inside the friction cone).
 
     If every body of these contacts is left slower than gravity makes it in a step (|v| <= |g| h), every
     touching contact's force becomes the resting reaction; a body still moving (a box pivoting on the edge it
@@ -399,6 +419,10 @@ def settle_contacts(linkage, bodies, env, state, world, h, wrench, contacts, scr
             if released or contacts.active[i]:  # a bounce leaves its bodies free
                 resting = resting and _slow(state, world, contacts.body_a[i], limit) and _slow(
                     state, world, contacts.body_b[i], limit)
+        if contacts.active[i] and not impact and _unbalanced(contacts, i):
+            event = True
+            resting = resting and _slow(state, world, contacts.body_a[i], limit) and _slow(
+                state, world, contacts.body_b[i], limit)
     for j in range(base, base + contacts.prev_count[world]):  # predecessors no contact matched (find_contacts)
         event = event or (contacts.prev_geom1[j] >= 0 and _pushed(contacts.prev_force[j]))
     if not (event and resting):
