@@ -46,3 +46,35 @@ def test_sphere_rolls_down_slope_at_five_sevenths_g_sin():
     distance = (com[-1, 0] - start) @ downhill(SLOPE)
     assert abs(distance / (0.5 * 5.0 / 7.0 * GRAVITY * math.sin(math.radians(SLOPE))) - 1.0) < 1e-12
     assert np.all(active == 1)
+
+
+def test_a_resting_cube_stays_at_rest_while_its_thrust_changes_inside_the_friction_cone():
+    """A 5 cm, 100 g cube resting on a plane (mu = 1) under world-frame thrusts at its centre that change every
+    20 ms (a policy's control period), each well inside the friction cone and short of tipping it (|F_t| at
+    most half the normal force, the cube as wide as its centre is high): static friction holds. The opening
+    kick of the first step after a change applies the contacts' reactions to the previous thrust, so the
+    cube slips in that step's drift by h^2 |dF_t| / (2 m) (second order: 2.7 um for 0.13 N at 2 ms); after
+    that step it must be at rest again, turning not at all. It used to slide and rock from corner to corner
+    for the whole control period, at up to 9 mm/s and 0.26 rad/s."""
+    import mechgym
+
+    h, mass = 2e-3, 0.1
+    sim = mechgym.load("""<mujoco><worldbody><geom type="plane" size="1 1 0.1"/>
+        <body pos="0 0 0.025"><freejoint name="free"/><geom type="box" size="0.025 0.025 0.025" mass="0.1"/></body>
+        </worldbody><actuator>
+        <motor joint="free" gear="1 0 0 0 0 0"/><motor joint="free" gear="0 1 0 0 0 0"/>
+        <motor joint="free" gear="0 0 1 0 0 0"/></actuator></mujoco>""", dt=h)
+    start = sim.qpos.copy()
+    rng = np.random.default_rng(0)
+    slip_bound, push = 0.0, np.zeros(2)
+    for _ in range(100):
+        down = rng.uniform(-1.0, 0.5)  # N along z: the normal force is m g - down
+        angle = rng.uniform(0.0, 2.0 * math.pi)
+        new_push = rng.uniform(0.0, 0.5 * (mass * GRAVITY - down)) * np.array([math.cos(angle), math.sin(angle)])
+        slip_bound += h * h * np.linalg.norm(new_push - push) / (2.0 * mass)
+        push = new_push
+        sim.ctrl[:] = (push[0], push[1], down)
+        sim.step(10)
+        assert np.abs(sim.qvel).max() < 1e-9, sim.qvel
+        assert np.linalg.norm(sim.qpos[:2] - start[:2]) <= slip_bound * (1.0 + 1e-6)
+        assert np.abs(sim.qpos[2:] - start[2:]).max() < 1e-12, sim.qpos - start
