@@ -46,8 +46,8 @@ pushing contact let go, the resting reactions replace the others' mean forces to
 of its opening impulse that came after it let go. The resting reactions hold against gravity and the smooth
 forces (servos, damping) at the end of the step. So do they for slow bodies after a step whose closing impulse
 at some contact differs from its opening one (a load changed, or a force moved between the corners of a
-face): carrying the mean on leaves the next opening kick out of balance, and the body moves in the drift
-(a thrust changed at every control step rocked a cube on a slab from corner to corner). At a reset
+face): carrying the mean on leaves the next opening kick out of balance, and the body moves in the drift.
+At a reset
 ``prime_contacts`` gives the contacts of the initial poses their resting reactions. Persistence: same geom
 pair and feature id, or (a clipping label that changed with round-off) the same point within MATCH_RADIUS.
 

@@ -395,10 +395,9 @@ def settle_contacts(linkage, bodies, env, state, world, h, wrench, contacts, scr
       rattle between the pads.)
     - an unbalance: a touching contact whose closing impulse differs from its opening one (by UNBALANCED of
       the larger), so that the opening kick's forces did not hold the bodies against the step's loads (a
-      servo target or a thrust changed, or a force shifted between the corners of a face). The mean of the
-      two carried on: with a thrust changed at every control step, the opening kick's mismatch moved a cube
-      on a slab during each drift and the shifted shares rocked it from corner to corner, step after step
-      (9 mm/s and 0.26 rad/s under a push well inside the friction cone).
+      servo target or a thrust changed, or a force shifted between the corners of a face). Carrying their
+      mean on would leave the next opening kick out of balance too: the body moves in each drift, and the
+      shifted shares rock a box from corner to corner in a two-step cycle.
 
     If every body of these contacts is left slower than gravity makes it in a step (|v| <= |g| h), every
     touching contact's force becomes the resting reaction; a body still moving (a box pivoting on the edge it
