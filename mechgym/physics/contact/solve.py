@@ -410,18 +410,15 @@ def settle_contacts(linkage, bodies, env, state, world, h, wrench, contacts, scr
     for i in range(base, base + min(contacts.count[world], capacity)):
         impact = contacts.active[i] and contacts.impact[i]
         released = not contacts.active[i] and _pushed(contacts.opened[i])
+        unbalanced = contacts.active[i] and not impact and _unbalanced(contacts, i)
         if impact:
             contacts.impact[i] = False
             contacts.active[i] = contacts.rebound[i] <= 0.0
-        if impact or released:
+        if impact or released or unbalanced:
             event = True
             if released or contacts.active[i]:  # a bounce leaves its bodies free
                 resting = resting and _slow(state, world, contacts.body_a[i], limit) and _slow(
                     state, world, contacts.body_b[i], limit)
-        if contacts.active[i] and not impact and _unbalanced(contacts, i):
-            event = True
-            resting = resting and _slow(state, world, contacts.body_a[i], limit) and _slow(
-                state, world, contacts.body_b[i], limit)
     for j in range(base, base + contacts.prev_count[world]):  # predecessors no contact matched (find_contacts)
         event = event or (contacts.prev_geom1[j] >= 0 and _pushed(contacts.prev_force[j]))
     if not (event and resting):
