@@ -145,20 +145,37 @@ class MechEnv(gym.Env[np.ndarray, np.ndarray], ABC):
                                                                 False, None)
 
     def step(self, action):
+        action = self.act(action)
+        return self.conclude(action, self.advance_physics())
+
+    # The three parts of a step, apart so that a vector env (mechgym.vector) can run the physics of many
+    # episodes at once between the first and the last.
+    def act(self, action) -> np.ndarray:
+        """Check ``action``, clip it to [-1, 1], write it into the controls; the clipped action."""
         action = self._checked_action(action)
         self._apply_action(action)
-        error = None
+        return action
+
+    def advance_physics(self) -> str | None:
+        """Run the control period's physics steps; the simulator's failure message, or None."""
         try:
             self.sim.step(self.decimation)
+        except SimulationError as failed:
+            return str(failed)
+        return None
+
+    def conclude(self, action: np.ndarray, error: str | None):
+        """The step's (observation, reward, terminated, truncated, info) after ``advance_physics`` returned
+        ``error``, for the clipped ``action`` it ran with."""
+        if error is None:
             observation = self._observe()
             if not np.isfinite(observation).all():
-                raise SimulationError(f"the observation became non-finite at t = {self.sim.time:.6g} s")
-        except SimulationError as failed:
-            error = str(failed)
-            outcome = StepOutcome(dict.fromkeys(self.reward_terms, 0.0), False, DIVERGED)
-        else:
+                error = f"the observation became non-finite at t = {self.sim.time:.6g} s"
+        if error is None:
             self._observation = observation
             outcome = self._evaluate(action)
+        else:
+            outcome = StepOutcome(dict.fromkeys(self.reward_terms, 0.0), False, DIVERGED)
         task_failure = outcome.failure is not None and outcome.failure != DIVERGED
         terms = {**outcome.terms, "failure": self.failure_penalty if task_failure else 0.0}
         terminated = task_failure or (outcome.success and self.success_ends_episode)

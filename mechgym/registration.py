@@ -2,9 +2,12 @@
 
 Episodes are limited in simulated seconds by the environments themselves (``time_limit=``), so the ids are
 registered with ``max_episode_steps=None``: a step count would change the horizon whenever dt changes.
+``gymnasium.make_vec`` builds the native vector env (:mod:`mechgym.vector`) unless told otherwise.
 """
 
 from __future__ import annotations
+
+from functools import partial
 
 import gymnasium
 
@@ -16,7 +19,14 @@ ENVIRONMENTS = {
 }
 
 
+def _vector_env(entry_point: str, **kwargs):
+    from .vector import MechVectorEnv  # imported on use: mechgym.vector imports the package's env layer
+
+    return MechVectorEnv(entry_point, **kwargs)
+
+
 def register_environments() -> None:
     for env_id, entry_point in ENVIRONMENTS.items():
         if env_id not in gymnasium.registry:
-            gymnasium.register(id=env_id, entry_point=entry_point, max_episode_steps=None)
+            gymnasium.register(id=env_id, entry_point=entry_point, max_episode_steps=None,
+                               vector_entry_point=partial(_vector_env, entry_point))

@@ -18,6 +18,9 @@ A kernel must not receive a new array from an allocating function (nothing would
 functions return scalars or fill their arguments. Scratch arrays are allocated in Python, once, by their
 named tuple's constructor (``step.StepScratch.empty``).
 
+Kernels release the GIL (``nogil``) while they run: simulators in different Python threads step at once
+(the vector env steps its worlds so, one thread per core).
+
 Both are typed by their arguments' types only (``_typed_by_type``): numba would otherwise compile a separate
 copy of a function, with everything it calls, for each literal constant a compiled caller passes (a flag
 ``True`` or ``False``, an index ``0`` or ``3``), which was a fifth of the engine's functions compiled twice
@@ -34,7 +37,7 @@ def kernel(function=None, literal_arguments=False, **options):
     """``njit(cache=True)`` without numba's runtime: no allocation, no reference counting (module
     docstring). ``options`` are njit's (``inline="always"``). ``literal_arguments``: keep numba's copy per
     literal constant passed (module docstring), for a function whose constant flags pay for their copy."""
-    return _compiler(function, njit(cache=True, _nrt=False, **options), literal_arguments)
+    return _compiler(function, njit(cache=True, _nrt=False, nogil=True, **options), literal_arguments)
 
 
 def allocating(function=None, **options):
