@@ -9,7 +9,7 @@ from pathlib import Path
 from ..backends import BACKENDS
 from .config import ALGORITHMS
 from .runs import RunFolderError
-from .train import TrainSettings, train
+from .train import VEC_CHOICES, TrainSettings, train
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -33,8 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--hyperparams", type=Path, help="a hyperparameter file in rl-zoo3's format "
                                                          "(default: the shipped training/hyperparams/<algo>.yml)")
     parser.add_argument("--checkpoint-every", type=int, default=20_000, help="timesteps between checkpoints")
-    parser.add_argument("--vec", choices=("dummy", "subproc"), default="dummy",
-                        help="SB3 vector env: envs stepped in this process, or one process each")
+    parser.add_argument("--vec", choices=VEC_CHOICES, default="native",
+                        help="SB3 vector env: native (the envs' physics at once on this process's threads), sync "
+                             "(one env after the other) or subproc (one process per env)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
 

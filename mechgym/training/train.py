@@ -24,6 +24,9 @@ from .runs import (
     save_pickle,
 )
 
+# SB3 vector envs: "native" (mechgym.sb3: the episodes' physics at once on the in-process threads), "sync"
+# (SB3's DummyVecEnv: one episode after the other) or "subproc" (SubprocVecEnv: one process per episode)
+VEC_CHOICES = ("native", "sync", "subproc")
 VERSIONED = ("mechgym", "stable-baselines3", "torch", "gymnasium", "mujoco", "numba", "numpy")
 
 
@@ -59,7 +62,7 @@ class TrainSettings:
     env_settings: dict[str, Any] = field(default_factory=dict)  # backend, physics_dt, decimation, time_limit
     hyperparams_file: Path | None = None
     checkpoint_every: int = 20_000  # timesteps between checkpoints
-    vec: str = "dummy"  # "dummy" (one process) or "subproc" (one process per env)
+    vec: str = "native"  # one of VEC_CHOICES
     tensorboard: bool = False
     progress: bool = True
     trained_agent: str | None = None  # a run folder or shipped policy whose model and statistics start the run
@@ -81,9 +84,13 @@ def _vec_env(env_id: str, n_envs: int, seed: int, env_kwargs: dict[str, Any], ve
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-    classes = {"dummy": DummyVecEnv, "subproc": SubprocVecEnv}
+    if vec == "native":
+        from ..sb3 import make_sb3_vec_env
+
+        return make_sb3_vec_env(env_id, n_envs, seed, env_kwargs)
+    classes = {"sync": DummyVecEnv, "subproc": SubprocVecEnv}
     if vec not in classes:
-        raise ValueError(f"unknown vector env {vec!r}; choose one of {sorted(classes)}")
+        raise ValueError(f"unknown vector env {vec!r}; choose one of {sorted(VEC_CHOICES)}")
     return make_vec_env(env_id, n_envs=n_envs, seed=seed, env_kwargs=env_kwargs, vec_env_cls=classes[vec],
                         monitor_kwargs={"info_keywords": ("is_success",)})
 

@@ -1,0 +1,168 @@
+"""The native vector env (mechgym.vector): the same transitions as Gymnasium's SyncVectorEnv over single
+envs, for every env, both backends and every autoreset mode; failures of one episode; bad input."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.vector import AutoresetMode, SyncVectorEnv
+
+import mechgym
+from mechgym.errors import SimulationError
+from mechgym.vector import MechVectorEnv
+
+ENV_IDS = sorted(mechgym.ENVIRONMENTS)
+# episodes short enough that a 40-step run ends (and autoresets) several of them
+TIME_LIMIT = {"mechgym/CubeDrop-v0": 0.3, "mechgym/Gripper-v0": 0.3, "mechgym/SliderCrank-v0": 0.01}
+STEPS, N = 40, 3
+
+
+def assert_same(a, b, where="") -> None:
+    """Equal, bit for bit, through tuples, dicts, object arrays and arrays (None and strings compared as values)."""
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and a.keys() == b.keys(), f"{where}: keys {set(a) ^ set(b)}"
+        for key in a:
+            assert_same(a[key], b[key], f"{where}.{key}")
+    elif isinstance(a, tuple | list) or (isinstance(a, np.ndarray) and a.dtype == object):
+        assert type(b) is type(a) and len(b) == len(a), where
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            assert_same(x, y, f"{where}[{i}]")
+    elif isinstance(a, np.ndarray):
+        assert isinstance(b, np.ndarray) and a.dtype == b.dtype and np.array_equal(a, b), f"{where}: {a} != {b}"
+    else:
+        assert type(a) is type(b) and a == b, f"{where}: {a!r} != {b!r}"
+
+
+def pair(env_id: str, backend: str, mode: AutoresetMode, **kwargs):
+    kwargs = {"backend": backend, "time_limit": TIME_LIMIT[env_id], **kwargs}
+    native = gym.make_vec(env_id, num_envs=N, autoreset_mode=mode, **kwargs)
+    sync = gym.make_vec(env_id, num_envs=N, vectorization_mode="sync", vector_kwargs={"autoreset_mode": mode},
+                        **kwargs)
+    return native, sync
+
+
+@pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
+@pytest.mark.parametrize("backend", ["mechgym", "mujoco"])
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_the_native_vector_env_steps_exactly_as_sync_vector_env(env_id, backend, mode):
+    native, sync = pair(env_id, backend, mode)
+    assert isinstance(native.unwrapped, MechVectorEnv) and isinstance(sync, SyncVectorEnv)
+    assert native.metadata["autoreset_mode"] == mode
+    assert native.observation_space == sync.observation_space and native.action_space == sync.action_space
+    assert_same(native.reset(seed=7), sync.reset(seed=7), "reset")
+    rng = np.random.default_rng(1)
+    ends = 0
+    for k in range(STEPS):
+        actions = rng.uniform(-1.2, 1.2, size=native.action_space.shape)  # some out of range: clipped
+        ours, theirs = native.step(actions), sync.step(actions)
+        assert_same(ours, theirs, f"step {k}")
+        ends += int(np.sum(ours[2] | ours[3]))
+    assert ends >= N  # every episode ended at least once: the autoreset paths ran
+    native.close()
+    sync.close()
+
+
+def test_with_autoreset_disabled_ended_episodes_are_reset_by_mask_and_stepping_them_first_is_refused():
+    native, sync = pair("mechgym/CubeDrop-v0", "mujoco", AutoresetMode.DISABLED)
+    assert_same(native.reset(seed=3), sync.reset(seed=3))
+    actions = np.zeros(native.action_space.shape)
+    for _ in range(15):  # the time limit: every episode truncated at once
+        ours, theirs = native.step(actions), sync.step(actions)
+        assert_same(ours, theirs)
+    assert ours[3].all()
+    with pytest.raises(gym.error.ResetNeeded, match=r"episodes \[0, 1, 2\] ended"):
+        native.step(actions)
+    mask = np.array([True, False, True])
+    assert_same(native.reset(options={"reset_mask": mask}), sync.reset(options={"reset_mask": mask}))
+    with pytest.raises(ValueError, match="reset_mask"):
+        native.reset(options={"reset_mask": np.zeros(N, dtype=bool)})
+
+
+def test_reset_seeds_episode_i_with_seed_plus_i():
+    native = gym.make_vec("mechgym/CubeDrop-v0", num_envs=N, backend="mujoco")
+    observations, _ = native.reset(seed=11)
+    for i in range(N):
+        single, _ = gym.make("mechgym/CubeDrop-v0", backend="mujoco").reset(seed=11 + i)
+        assert np.array_equal(observations[i], single)
+    assert len({tuple(o) for o in observations}) == N
+
+
+def test_an_episode_whose_simulator_fails_ends_alone_and_the_others_go_on(monkeypatch):
+    native = gym.make_vec("mechgym/CubeDrop-v0", num_envs=N, backend="mechgym", threads=2).unwrapped
+    native.reset(seed=0)
+    failing = native.envs[1].sim
+
+    def fail(n):
+        failing._fail("a test's failure")
+
+    monkeypatch.setattr(failing, "_advance", fail)
+    times = [env.sim.time for env in native.envs]
+    observations, rewards, terminated, truncated, info = native.step(np.zeros(native.action_space.shape))
+    assert truncated.tolist() == [False, True, False] and not terminated.any()
+    assert info["failure"][1] == "diverged" and "a test's failure" in info["error"][1]
+    assert info["failure"][0] is None and info["failure"][2] is None
+    assert [env.sim.time > t for env, t in zip(native.envs, times, strict=True)] == [True, False, True]
+    monkeypatch.undo()
+    native.step(np.zeros(native.action_space.shape))  # NEXT_STEP: the failed episode starts again
+    assert native.envs[1].sim.time == 0.0 and native.envs[0].sim.time > 0.0
+
+
+def test_bad_actions_raise_before_any_episode_is_stepped():
+    native = gym.make_vec("mechgym/Gripper-v0", num_envs=N, backend="mujoco")
+    native.reset(seed=0)
+    actions = np.zeros(native.action_space.shape)
+    actions[2, 1] = np.nan
+    with pytest.raises(ValueError, match=r"actions\[2, 1\] is nan"):
+        native.step(actions)
+    size = native.single_action_space.shape[0]
+    with pytest.raises(ValueError, match=rf"shape \(3, {size}\)"):
+        native.step(np.zeros((N, size + 1)))
+    assert all(env.sim.step_count == 0 for env in native.unwrapped.envs)
+
+
+@pytest.mark.parametrize(("keyword", "value", "message"), [
+    ("num_envs", 0, "num_envs must be a positive integer"),
+    ("threads", 0, "threads must be a positive integer"),
+    ("autoreset_mode", "Sometimes", "autoreset_mode must be one of"),
+    ("physics_dt", -1.0, "physics_dt must be a positive finite number"),
+])
+def test_bad_settings_are_named(keyword, value, message):
+    kwargs = {"num_envs": 2, "backend": "mujoco", keyword: value}
+    with pytest.raises(ValueError, match=message):
+        gym.make_vec("mechgym/CubeDrop-v0", **kwargs)
+
+
+def test_the_task_settings_reach_every_episode_and_threads_do_not_change_results():
+    kwargs = {"backend": "mechgym", "physics_dt": 0.001, "decimation": 7, "randomize": False}
+    one, two = (gym.make_vec("mechgym/CubeDrop-v0", num_envs=4, threads=t, **kwargs).unwrapped for t in (1, 2))
+    assert one.threads == 1 and two.threads == 2
+    assert all(env.dt == 0.007 and not env.randomize for env in one.envs)
+    rng = np.random.default_rng(0)
+    assert_same(one.reset(seed=0), two.reset(seed=0))
+    for _ in range(10):
+        actions = rng.uniform(-1, 1, size=one.action_space.shape)
+        assert_same(one.step(actions), two.step(actions))
+
+
+def test_render_returns_one_frame_per_episode():
+    native = gym.make_vec("mechgym/CubeDrop-v0", num_envs=2, backend="mujoco", render_mode="rgb_array",
+                          render_size=(64, 48))
+    native.reset(seed=0)
+    frames = native.render()
+    assert len(frames) == 2 and all(frame.shape == (48, 64, 3) for frame in frames)
+    native.close()
+
+
+def test_a_failed_simulator_is_reported_by_the_single_env_as_before():
+    """The single env's step is the vector env's three parts in a row: its failure path is unchanged."""
+    env = gym.make("mechgym/CubeDrop-v0", backend="mujoco").unwrapped
+    env.reset(seed=0)
+
+    def fail(n):
+        raise SimulationError("t = 0 s: boom")
+
+    env.sim._advance = fail
+    _, reward, terminated, truncated, info = env.step(np.zeros(3))
+    assert (reward, terminated, truncated, info["failure"], info["error"]) == (0.0, False, True, "diverged",
+                                                                                "t = 0 s: boom")
