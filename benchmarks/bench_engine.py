@@ -144,26 +144,37 @@ def gripper_lift_us(backend: str, steps: int = 500) -> float:
     return (time.perf_counter() - start) / steps * 1e6
 
 
+def measure(steps: int):
+    """Yield one row per scene: µs per step of the engine (``step(N)``, ``step(1)``), of an ``mj_step`` loop and
+    of ``mujoco.rollout``; then the gripper's lift, step(1) per control update on both backends."""
+    for name in SCENES:
+        yield {"scene": name, "mechgym step(N)": engine_us(name, steps, steps),
+               "mechgym step(1)": engine_us(name, steps // 10, 1), "mj_step loop": mj_step_us(name, steps),
+               "mj rollout": rollout_us(name, steps)}
+    yield {"scene": "gripper lifting its card, step(1)", "mechgym step(1)": gripper_lift_us("mechgym"),
+           "mj_step loop": gripper_lift_us("mujoco")}
+
+
+def print_rows(rows, steps: int) -> None:
+    columns = ("mechgym step(N)", "mechgym step(1)", "mj_step loop", "mj rollout")
+    header = f"{'scene':<34} " + " ".join(f"{c:>15}" for c in columns) + f" {'mj/mechgym':>11}"
+    print(f"µs per physics step, N = {steps}")
+    print(header)
+    print("-" * len(header))
+    for row in rows:
+        cells = " ".join(f"{row[c]:15.3f}" if c in row else f"{'':15}" for c in columns)
+        # MuJoCo's fastest way against the engine's: rollout over step(N), else the two step(1) loops
+        ratio = (row["mj rollout"] / row["mechgym step(N)"] if "mj rollout" in row
+                 else row["mj_step loop"] / row["mechgym step(1)"])
+        print(f"{row['scene']:<34} {cells} {ratio:10.3g}x", flush=True)
+    print("mj/mechgym: MuJoCo's time over the engine's (rollout over step(N); the lift: step(1) on both)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=100_000, help="steps per timing (default 100000)")
     steps = parser.parse_args().steps
-    header = (f"{'scene':<18} {'mechgym step(N)':>16} {'mechgym step(1)':>16} {'mj_step loop':>13} "
-              f"{'mj rollout':>11} {'mj_step/mechgym':>16}")
-    print(f"µs per step, N = {steps}")
-    print(header)
-    print("-" * len(header))
-    for name in SCENES:
-        batched = engine_us(name, steps, steps)
-        single = engine_us(name, steps // 10, 1)
-        looped = mj_step_us(name, steps)
-        rolled = rollout_us(name, steps)
-        print(f"{name:<18} {batched:>16.3f} {single:>16.3f} {looped:>13.3f} {rolled:>11.3f} "
-              f"{rolled / batched:>15.3g}x")
-    print("mj_step/mechgym: MuJoCo's C-loop time (rollout) over the engine's batched time")
-    engine, reference = gripper_lift_us("mechgym"), gripper_lift_us("mujoco")
-    print(f"gripper lifting the card it squeezes, step(1) per control: mechgym {engine:.0f} µs, "
-          f"mujoco {reference:.1f} µs per step ({reference / engine:.3g}x)")
+    print_rows(measure(steps), steps)
 
 
 if __name__ == "__main__":

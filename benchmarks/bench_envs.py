@@ -53,19 +53,33 @@ def start_up(env_id: str, backend: str) -> float:
                                     check=True).stdout) for _ in range(3))
 
 
+def measure(steps: int):
+    """Yield one row per environment: control steps per second and start-up seconds on each backend."""
+    for env_id in ENVS:
+        row = {"env": env_id}
+        for backend in BACKENDS:
+            row[f"steps/s {backend}"] = max(steps_per_second(env_id, backend, steps) for _ in range(3))
+        for backend in BACKENDS:
+            row[f"start-up {backend}"] = start_up(env_id, backend)
+        yield row
+
+
+def print_rows(rows, steps: int) -> None:
+    print(f"control steps per second, scripted controller, {steps} steps; start-up to the first step (s)")
+    header = ("environment", "mechgym", "mujoco", "ratio", "start mechgym", "start mujoco")
+    print("{:26s} {:>9s} {:>9s} {:>7s}   {:>13s} {:>12s}".format(*header))
+    for row in rows:
+        rates = [row[f"steps/s {b}"] for b in BACKENDS]
+        print(f"{row['env']:26s} {rates[0]:9.0f} {rates[1]:9.0f} {rates[0] / rates[1]:6.2f}x   "
+              f"{row['start-up mechgym']:13.2f} {row['start-up mujoco']:12.2f}", flush=True)
+    print("ratio: mechgym's steps per second over mujoco's")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=2000, help="control steps per environment and backend")
-    args = parser.parse_args()
-    print(f"control steps per second, scripted controller, {args.steps} steps; start-up to the first step (s)")
-    header = ("environment", "mechgym", "mujoco", "ratio", "start mechgym", "start mujoco")
-    print("{:26s} {:>9s} {:>9s} {:>7s}   {:>13s} {:>12s}".format(*header))
-    for env_id in ENVS:
-        rates = [max(steps_per_second(env_id, b, args.steps) for _ in range(3)) for b in BACKENDS]
-        starts = [start_up(env_id, b) for b in BACKENDS]
-        print(f"{env_id:26s} {rates[0]:9.0f} {rates[1]:9.0f} {rates[0] / rates[1]:6.2f}x   "
-              f"{starts[0]:13.2f} {starts[1]:12.2f}", flush=True)
-    print("ratio: mechgym's steps per second over mujoco's")
+    steps = parser.parse_args().steps
+    print_rows(measure(steps), steps)
 
 
 if __name__ == "__main__":
