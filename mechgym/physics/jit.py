@@ -56,7 +56,10 @@ def _compiler(function, decorate, literal_arguments):
 
 def _typed_by_type(dispatcher):
     """``dispatcher``, whose calls from compiled code resolve its arguments' literal types (``Literal[int](0)``)
-    to their plain types (``int64``) before numba picks or compiles an overload (module docstring)."""
+    to their plain types (``int64``) before numba picks or compiles an overload (module docstring). Under
+    ``NUMBA_DISABLE_JIT=1`` (numba's debugging mode) njit returns the Python function itself: kept as it is."""
+    if not hasattr(dispatcher, "get_call_template"):
+        return dispatcher
     resolve = dispatcher.get_call_template
 
     def get_call_template(args, kws):

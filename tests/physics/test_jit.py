@@ -1,5 +1,9 @@
 """mechgym.physics.jit: kernels are compiled once per argument type, not once per literal constant."""
 
+import os
+import subprocess
+import sys
+
 from numba import njit
 
 from mechgym.physics.jit import kernel
@@ -23,3 +27,14 @@ def test_a_kernel_called_with_different_constants_is_compiled_once():
     assert caller(1.5) == 0.0
     assert len(scaled.signatures) == 1
     assert len(scaled_per_constant.signatures) == 2
+
+
+def test_the_engine_runs_as_plain_python_under_numba_disable_jit():
+    """numba's debugging mode (every function its Python self) must still step a scene with joints and
+    contacts, to the same state as the compiled engine."""
+    code = ("import mechgym, numpy; sim = mechgym.load('gripper', dt=0.002); sim.ctrl = [-0.03, 0.02, 0.02]; "
+            "sim.step(3); print(repr(numpy.round(sim.qpos, 12).tolist()))")
+    plain = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "NUMBA_DISABLE_JIT": "1"})
+    compiled = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert plain.stdout == compiled.stdout and plain.stdout.startswith("[")
