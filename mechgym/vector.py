@@ -108,7 +108,10 @@ class MechVectorEnv(VectorEnv):
         return self._observations.copy(), infos
 
     def step(self, actions):
-        actions = self._checked_actions(actions)
+        actions = np.asarray(actions, dtype=np.float64)
+        if actions.shape != self.action_space.shape:
+            raise ValueError(f"actions must have shape {self.action_space.shape} (num_envs, action size), "
+                             f"got {actions.shape}")
         next_step = self.autoreset_mode == AutoresetMode.NEXT_STEP
         if self.autoreset_mode == AutoresetMode.DISABLED and self._ended.any():
             raise error.ResetNeeded(f"episodes {np.flatnonzero(self._ended).tolist()} ended; with autoreset "
@@ -133,7 +136,13 @@ class MechVectorEnv(VectorEnv):
 
     def step_each(self, actions: np.ndarray, episodes: Sequence[int]) -> list[Transition]:
         """Step the listed episodes with their actions (one row each), no autoreset: their single envs'
-        ``step`` results, in order. Every action is checked and applied before any physics runs."""
+        ``step`` results, in order. A non-finite action raises before any episode's controls change."""
+        actions = np.asarray(actions, dtype=np.float64)
+        bad = np.argwhere(~np.isfinite(actions))
+        if bad.size:
+            row, column = bad[0]
+            raise ValueError(f"actions[{episodes[row]}, {column}] is {actions[row, column]}; actions must be "
+                             "finite numbers in [-1, 1]")
         envs = [self.envs[i] for i in episodes]
         clipped = [env.act(action) for env, action in zip(envs, actions, strict=True)]
         if self._pool is None or len(envs) < 2:
@@ -153,18 +162,6 @@ class MechVectorEnv(VectorEnv):
         if self._pool is not None:
             self._pool.shutdown()
             self._pool = None
-
-    # ----------------------------------------------------------------- helpers
-    def _checked_actions(self, actions) -> np.ndarray:
-        array = np.asarray(actions, dtype=np.float64)
-        if array.shape != self.action_space.shape:
-            raise ValueError(f"actions must have shape {self.action_space.shape} (num_envs, action size), "
-                             f"got {array.shape}")
-        bad = np.argwhere(~np.isfinite(array))
-        if bad.size:
-            i, j = bad[0]
-            raise ValueError(f"actions[{i}, {j}] is {array[i, j]}; actions must be finite numbers in [-1, 1]")
-        return array
 
 
 def _advance_share(envs: list[MechEnv]) -> list[str | None]:

@@ -108,17 +108,19 @@ def test_an_episode_whose_simulator_fails_ends_alone_and_the_others_go_on(monkey
     assert native.envs[1].sim.time == 0.0 and native.envs[0].sim.time > 0.0
 
 
-def test_bad_actions_raise_before_any_episode_is_stepped():
+def test_bad_actions_raise_before_any_episode_is_stepped_or_its_controls_change():
     native = gym.make_vec("mechgym/Gripper-v0", num_envs=N, backend="mujoco")
     native.reset(seed=0)
-    actions = np.zeros(native.action_space.shape)
+    controls = [env.sim.ctrl.copy() for env in native.unwrapped.envs]
+    actions = np.ones(native.action_space.shape)
     actions[2, 1] = np.nan
     with pytest.raises(ValueError, match=r"actions\[2, 1\] is nan"):
         native.step(actions)
     size = native.single_action_space.shape[0]
     with pytest.raises(ValueError, match=rf"shape \(3, {size}\)"):
         native.step(np.zeros((N, size + 1)))
-    assert all(env.sim.step_count == 0 for env in native.unwrapped.envs)
+    assert all(env.sim.step_count == 0 and np.array_equal(env.sim.ctrl, ctrl)
+               for env, ctrl in zip(native.unwrapped.envs, controls, strict=True))
 
 
 @pytest.mark.parametrize(("keyword", "value", "message"), [
