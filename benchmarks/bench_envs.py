@@ -6,15 +6,18 @@ Per environment, at its registered settings (physics_dt, decimation): control st
 driven by its hand-written controller (``scripted_policy``: the states a task actually visits, pinches and
 impacts included), episodes reset with seeds 0, 1, ... as they end; the same seeds on both backends. Then the
 start-up: seconds from a fresh ``python`` to the first step (``import mechgym``, ``gymnasium.make``, ``reset``,
-one ``step``), with numba's cache warm (the engine compiled by the steps above). Best of three; not a test,
-nothing is asserted.
+one ``step``), with numba's cache warm (the engine compiled by the steps above). Best of three. And the cold
+compile: the same for the three environments in one fresh process on the in-house engine, with numba's cache
+pointed at an empty folder (what a first run on a machine spends). Not a test, nothing is asserted.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
+import tempfile
 import time
 
 import gymnasium
@@ -26,6 +29,11 @@ BACKENDS = ("mechgym", "mujoco")
 START_UP = ("import time; start = time.perf_counter(); import gymnasium, numpy, mechgym; "
             "env = gymnasium.make({env_id!r}, backend={backend!r}); env.reset(seed=0); "
             "env.step(numpy.zeros(env.action_space.shape)); print(time.perf_counter() - start)")
+COLD = ("import time; start = time.perf_counter(); import gymnasium, numpy, mechgym\n"
+        "for env_id in {envs!r}:\n"
+        "    env = gymnasium.make(env_id, backend='mechgym'); env.reset(seed=0)\n"
+        "    env.step(numpy.zeros(env.action_space.shape))\n"
+        "print(time.perf_counter() - start)")
 
 
 def steps_per_second(env_id: str, backend: str, steps: int) -> float:
@@ -51,6 +59,14 @@ def start_up(env_id: str, backend: str) -> float:
     code = START_UP.format(env_id=env_id, backend=backend)
     return min(float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                     check=True).stdout) for _ in range(3))
+
+
+def cold_compile() -> float:
+    """Seconds from a fresh interpreter to the first step of every environment on the in-house engine with
+    numba's cache in an empty folder: the engine's first compile (once)."""
+    with tempfile.TemporaryDirectory() as cache:
+        return float(subprocess.run([sys.executable, "-c", COLD.format(envs=ENVS)], capture_output=True,
+                                    text=True, check=True, env={**os.environ, "NUMBA_CACHE_DIR": cache}).stdout)
 
 
 def measure(steps: int):
@@ -80,6 +96,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=2000, help="control steps per environment and backend")
     steps = parser.parse_args().steps
     print_rows(measure(steps), steps)
+    print(f"cold compile, three environments on the in-house engine: {cold_compile():.0f} s")
 
 
 if __name__ == "__main__":

@@ -3,11 +3,12 @@
     python benchmarks/run.py [--quick] [--json bench.json]
 
 Runs, in this order and in the same process, ``bench_engine`` (µs per physics step, scene by scene),
-``bench_envs`` (env steps per second of one env on each backend, start-up of a fresh process) and
-``bench_vector`` (vector env steps per second at N = 1, 16, 64, 256 against SyncVectorEnv over MuJoCo and
-``mujoco.rollout``), prints their tables, and writes them with the machine's description to a JSON file.
-``--quick`` shortens every timing (about ten times fewer steps; N up to 64) for a first look. Figures are
-ratios within one run: the machine's own speed cancels; its noise (±20 % on a 2-core machine) does not.
+``bench_envs`` (env steps per second of one env on each backend, start-up of a fresh process, the engine's
+cold compile) and ``bench_vector`` (vector env steps per second at N = 1, 16, 64, 256 against SyncVectorEnv
+over MuJoCo and ``mujoco.rollout``), prints their tables, and writes them with the machine's description to a
+JSON file. ``--quick`` shortens every timing (about ten times fewer steps; N up to 64; no cold compile) for a
+first look. Figures are ratios within one run: the machine's own speed cancels; its noise (±20 % on a 2-core
+machine) does not.
 """
 
 from __future__ import annotations
@@ -49,6 +50,9 @@ def main() -> None:
     print()
     report["envs"] = list(bench_envs.measure(env_steps))
     bench_envs.print_rows(report["envs"], env_steps)
+    if not args.quick:
+        report["cold compile s"] = bench_envs.cold_compile()
+        print(f"cold compile, three environments on the in-house engine: {report['cold compile s']:.0f} s")
     print()
     report["vector"] = list(bench_vector.measure(sizes, vector_steps))
     bench_vector.print_rows(report["vector"])

@@ -49,7 +49,7 @@ CONTACTS, EVENTS, PAIRS = 64, 1024, 1024
 _NO_WINDOWS = Windows.empty()
 
 COMPILE_NOTICE = ("mechgym: compiling the in-house engine's numba kernels (first run on this machine only; "
-                  "about 2.5 minutes on 2 cores)")
+                  "about 1.5 minutes on 2 cores)")
 
 
 class _CompileNotice(event.Listener):

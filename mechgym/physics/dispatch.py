@@ -19,6 +19,8 @@ from typing import Any
 
 from numba import typeof
 
+from .jit import from_python
+
 _INT64 = range(-(2**63), 2**63)
 
 
@@ -37,7 +39,7 @@ class Direct:
     the module docstring). Positional arguments only."""
 
     def __init__(self, dispatcher) -> None:
-        self._dispatcher = dispatcher
+        self._dispatcher = from_python(dispatcher)
         self._args: tuple[Any, ...] = ()
         self._types: tuple[Any, ...] = ()
         self._entry = None

@@ -1,4 +1,5 @@
-"""mechgym.physics.jit: kernels are compiled once per argument type, not once per literal constant."""
+"""mechgym.physics.jit: kernels are compiled once per argument type, not once per literal constant, and without
+the wrappers for Python, whose calls go to a twin."""
 
 import os
 import subprocess
@@ -6,7 +7,7 @@ import sys
 
 from numba import njit
 
-from mechgym.physics.jit import kernel
+from mechgym.physics.jit import from_python, kernel
 
 
 def test_a_kernel_called_with_different_constants_is_compiled_once():
@@ -38,3 +39,21 @@ def test_the_engine_runs_as_plain_python_under_numba_disable_jit():
                            env={**os.environ, "NUMBA_DISABLE_JIT": "1"})
     compiled = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert plain.stdout == compiled.stdout and plain.stdout.startswith("[")
+
+
+def test_python_calls_a_kernel_through_its_twin_and_compiled_callers_call_it_without_a_wrapper():
+    @kernel
+    def doubled(x):
+        return 2.0 * x
+
+    @njit
+    def caller(x):
+        return doubled(x) + 1.0
+
+    assert caller(1.5) == 4.0 and doubled(1.5) == 3.0
+    twin = from_python(doubled)
+    assert twin is not doubled and from_python(twin) is twin and from_python(caller) is caller
+    assert len(doubled.signatures) == len(twin.signatures) == 1
+    for dispatcher, wrapped in ((doubled, False), (twin, True)):
+        (compiled,) = dispatcher.overloads.values()
+        assert (compiled.library.get_pointer_to_function(compiled.fndesc.llvm_cpython_wrapper_name) != 0) == wrapped
