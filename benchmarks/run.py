@@ -4,11 +4,12 @@
 
 Runs, in this order and in the same process, ``bench_engine`` (µs per physics step, scene by scene),
 ``bench_envs`` (env steps per second of one env on each backend, start-up of a fresh process, the engine's
-cold compile) and ``bench_vector`` (vector env steps per second at N = 1, 16, 64, 256 against SyncVectorEnv
-over MuJoCo and ``mujoco.rollout``), prints their tables, and writes them with the machine's description to a
-JSON file. ``--quick`` shortens every timing (about ten times fewer steps; N up to 64; no cold compile) for a
-first look. Figures are ratios within one run: the machine's own speed cancels; its noise (±20 % on a 2-core
-machine) does not.
+cold compile), ``bench_vector`` (vector env steps per second at N = 1, 16, 64, 256 against SyncVectorEnv
+over MuJoCo and ``mujoco.rollout``) and ``bench_bin`` (N = 8, 64, 256 boxes dropped into a bin), prints
+their tables, and writes them with the machine's description to a JSON file. ``--quick`` shortens every
+timing (about ten times fewer steps; N up to 64; no cold compile; 8 boxes in the bin) for a first look.
+Figures are ratios within one run: the machine's own speed cancels; its noise (±20 % on a 2-core machine)
+does not.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import bench_bin  # noqa: E402
 import bench_engine  # noqa: E402
 import bench_envs  # noqa: E402
 import bench_vector  # noqa: E402
@@ -56,6 +58,10 @@ def main() -> None:
     print()
     report["vector"] = list(bench_vector.measure(sizes, vector_steps))
     bench_vector.print_rows(report["vector"])
+    print()
+    bin_sizes, bin_seconds = ((8,), 0.2) if args.quick else ((8, 64, 256), 0.5)
+    report["bin"] = list(bench_bin.measure(bin_sizes, bin_seconds, budget=120.0))
+    bench_bin.print_rows(report["bin"], bin_seconds)
     args.json.write_text(json.dumps(report, indent=1) + "\n")
     print(f"\nwritten: {args.json}")
 

@@ -43,8 +43,10 @@ from ..physics.step import resting_forces
 from ..scene import name_of
 from ..simulator import BodyState, Contact, Event, Simulator
 
-# Contact set capacity per world: contacts, impacts recorded per ``step(n)`` call, broad-phase pairs.
-CONTACTS, EVENTS, PAIRS = 64, 1024, 1024
+# Contact set capacity per world: contacts and broad-phase pairs at least, and per moving body and per geom
+# (a box resting on a face has 4 contacts, on an edge of another box up to 8), impacts recorded per
+# ``step(n)`` call.
+CONTACTS, CONTACTS_PER_BODY, PAIRS, PAIRS_PER_GEOM, EVENTS = 64, 8, 1024, 16, 1024
 
 _NO_WINDOWS = Windows.empty()
 
@@ -86,8 +88,11 @@ class MechgymSimulator(Simulator):
         self._status = np.zeros((1, 2), dtype=np.int64)
         self._frames = np.empty((self.engine.mj_body.size, FRAME_SIZE))  # scratch for body()
         self._vectors, self._grad = np.zeros((8, 3)), np.zeros(12)  # scratch for store_coordinates
-        self._contacts = ContactSet.empty(1, CONTACTS, EVENTS)
-        self._scratch = Scratch.empty(model.ngeom, self.engine.mj_body.size, CONTACTS, PAIRS)
+        bodies = self.engine.mj_body.size
+        self._capacity = max(CONTACTS, CONTACTS_PER_BODY * bodies)
+        self._pairs = max(PAIRS, PAIRS_PER_GEOM * model.ngeom)
+        self._contacts = ContactSet.empty(1, self._capacity, EVENTS)
+        self._scratch = Scratch.empty(model.ngeom, bodies, self._capacity, self._pairs)
         self._step_scratch = StepScratch.fitting(self._state, linkage, self._contacts)
         self._kernel = Direct(advance)  # advance without the dispatcher's per-call typing (physics.dispatch)
         self.reset()
@@ -124,7 +129,7 @@ class MechgymSimulator(Simulator):
             self._fail(f"the constraint projection did not converge in the next step (dt = {self._dt} s): the "
                        "joints, rods or ropes cannot be satisfied, or are too far violated for the step")
         if code == TOO_MANY_CONTACTS:
-            self._fail(f"the next step found more than {CONTACTS} contacts or {PAIRS} candidate geom pairs")
+            self._fail(f"the next step found more than {self._capacity} contacts or {self._pairs} candidate geom pairs")
         self._fail(f"the contact solve did not converge in the next step (dt = {self._dt} s)")
 
     def _window_arrays(self) -> Windows:
@@ -205,7 +210,7 @@ class MechgymSimulator(Simulator):
         mean over the step (zero for an impact's step: an impulse is no force)."""
         contacts = self._contacts
         result = []
-        for i in range(min(int(contacts.count[0]), CONTACTS)):
+        for i in range(min(int(contacts.count[0]), self._capacity)):
             if not contacts.active[i]:
                 continue
             normal = contacts.rows[i, 0, LIN_B:LIN_B + 3].copy()
@@ -242,7 +247,7 @@ class MechgymSimulator(Simulator):
         self._state.impulse_position[0] = 0.0
         self._state.impulse_velocity[0] = 0.0
         self._ctrl[0] = ctrl
-        self._contacts.assign(ContactSet.empty(1, CONTACTS, EVENTS))
+        self._contacts.assign(ContactSet.empty(1, self._capacity, EVENTS))
         self._scratch.order[...] = np.arange(self._scratch.order.size)
         engine = self.engine
         if engine.env.contacts:

@@ -253,15 +253,28 @@ def test_a_box_placed_on_a_plane_carries_its_weight_from_the_start():
 
 
 def test_too_many_contacts_are_reported_and_the_state_is_kept():
-    balls = "".join(f'<body name="b{i}" pos="{0.3 * i} 0 0.1"><freejoint/><geom size="0.1" mass="1"/></body>'
-                    for i in range(70))
-    sim = mechgym.load(scene(f'<geom name="floor" type="plane" size="100 1 0.1"/>{balls}'), backend="mechgym",
-                       dt=1e-3)
+    """One body of 70 balls on a floor: 70 contacts, above the capacity of a one-body scene (64)."""
+    balls = "".join(f'<geom pos="{0.3 * i} 0 0" size="0.1" mass="1"/>' for i in range(70))
+    sim = mechgym.load(scene(f'<geom name="floor" type="plane" size="100 1 0.1"/>'
+                             f'<body name="rake" pos="0 0 0.1"><freejoint/>{balls}</body>'), backend="mechgym", dt=1e-3)
     before = (sim.qpos, sim.contacts())
     with pytest.raises(SimulationError, match="more than 64 contacts"):
         sim.step(3)
     assert sim.step_count == 0 and np.array_equal(sim.qpos, before[0])
     _contacts_equal(sim.contacts(), before[1])
+
+
+def test_the_contact_capacity_grows_with_the_bodies():
+    """70 balls, each a body, resting on a floor: 70 contacts, more than a small scene's 64; each ball stays at
+    its radius, each contact carries its weight."""
+    balls = "".join(f'<body name="b{i}" pos="{0.3 * i} 0 0.1"><freejoint/><geom size="0.1" mass="1"/></body>'
+                    for i in range(70))
+    sim = mechgym.load(scene(f'<geom name="floor" type="plane" size="100 1 0.1"/>{balls}'), backend="mechgym",
+                       dt=1e-3)
+    sim.step(100)
+    contacts = sim.contacts()
+    assert len(contacts) == 70 and all(c.normal_force == pytest.approx(9.81, abs=1e-9) for c in contacts)
+    assert all(sim.body(f"b{i}").pos[2] == pytest.approx(0.1, abs=1e-12) for i in range(70))
 
 
 def test_a_long_step_call_keeps_every_impact_even_past_the_event_buffer():

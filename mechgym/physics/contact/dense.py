@@ -35,9 +35,8 @@ from .active_set import direct_step
 from .friction import at_limit, cone_mu, friction_step, normal_coupling
 from .newton import newton_solve
 from .position import response_matrix
-from .sets import MAX_SWEEPS, SLIP, VELOCITY_TOLERANCE
+from .sets import DENSE_CONTACTS, MAX_SWEEPS, SLIP, VELOCITY_TOLERANCE
 
-DENSE_CONTACTS = 32  # touching contacts at most for the contact-space sweeps (a 96 x 96 matrix)
 DIRECT_EVERY = 50  # sweeps between attempts of a direct step on the active set (contact.active_set)
 
 

@@ -35,6 +35,7 @@ UNBALANCED = 1e-6  # a touching contact whose closing impulse differs from its o
 CCD_FRACTION = 0.25  # continuous collision when a step moves a body by this fraction of an extent
 CCD_ITERATIONS = 64  # conservative advancement steps at most
 FILTER_PARENT = True  # MuJoCo's filterparent default
+DENSE_CONTACTS = 32  # touching contacts at most for the contact-space sweeps (a 96 x 96 matrix)
 
 
 
@@ -129,7 +130,9 @@ class ContactSet(NamedTuple):
 
 
 class Scratch(NamedTuple):
-    """Caller-owned per-step scratch (G geoms, B bodies, C contacts per world, P broad-phase pairs)."""
+    """Caller-owned per-step scratch (G geoms, B bodies, C contacts per world, P broad-phase pairs). The square
+    matrices are S x S, S = max(3 DENSE_CONTACTS, C): the velocity solve's contact space holds 3 rows of at most
+    DENSE_CONTACTS contacts, the position correction's one row of each of at most C."""
 
     pos: np.ndarray  # (G, 3) geom centres, m
     mat: np.ndarray  # (G, 3, 3) geom frames (column j = local axis j)
@@ -152,14 +155,14 @@ class Scratch(NamedTuple):
     vectors: np.ndarray  # (8, 3)
     grid: np.ndarray  # work array of the broad phase's grid (collision.broad.broad_pairs)
     motion: np.ndarray  # (B, 6) a joined response (dv, omega) of the contact-space matrix (contact.dense)
-    dense: np.ndarray  # (3C, 3C) the contact-space matrix D of the touching contacts' rows, m/s per N s (or the
+    dense: np.ndarray  # (S, S) the contact-space matrix D of the touching contacts' rows, m/s per N s (or the
     #                    position correction's, m of gap per kg m of multiplier: contact.position)
     dense_rate: np.ndarray  # (3C,) the rows' rates, m/s
     dense_start: np.ndarray  # (3C,) the rows' impulses when the contact-space sweeps began, N s
     dense_index: np.ndarray  # (C,) int64 the touching contacts' flat indices, in the order of D's rows
     dense_ready: np.ndarray  # (1,) bool: D holds the current poses' and touching set's matrix
     dense_direct: np.ndarray  # (1,) bool: the last contact-space solve ended at a direct solution (contact.dense)
-    system: np.ndarray  # (3C, 3C) the active set's equations (contact.active_set)
+    system: np.ndarray  # (S, S) the active set's equations (contact.active_set)
     system_vectors: np.ndarray  # (5, 3C) their right-hand side, solution, candidate impulses and rates (the
     #                             position correction's direct step: its targets, multipliers and 3 of scratch)
     unknowns: np.ndarray  # (3C,) int64 the rows of D that are unknowns
@@ -168,10 +171,11 @@ class Scratch(NamedTuple):
     directions: np.ndarray  # (C, 2) a sliding point's friction direction in its tangent rows
     newton_vectors: np.ndarray  # (11, 3C) the semismooth Newton solve's free rates, iterates, residuals and steps
     #                             (contact.newton)
-    factor: np.ndarray  # (3C, 3C) the Cholesky factor of the position correction's pushing set (contact.position)
+    factor: np.ndarray  # (S, S) the Cholesky factor of the position correction's pushing set (contact.position)
 
     @staticmethod
     def empty(geoms: int, bodies: int, capacity: int = 64, pairs: int = 1024) -> Scratch:
+        size = max(3 * DENSE_CONTACTS, capacity)
         return Scratch(np.zeros((geoms, 3)), np.zeros((geoms, 3, 3)), np.zeros((geoms, 3)), np.zeros((geoms, 3)),
                        np.arange(geoms, dtype=np.int64), np.zeros(1, dtype=np.int64),
                        np.zeros((pairs, 2), dtype=np.int64), np.zeros((MAX_CONTACTS, 3)),
@@ -179,12 +183,12 @@ class Scratch(NamedTuple):
                        np.zeros(bodies), np.zeros((bodies, 6)), np.zeros(capacity),
                        np.zeros(capacity, dtype=np.int64), np.zeros(geoms, dtype=np.bool_), np.zeros(4), np.zeros(3),
                        np.zeros((8, 3)), grid_scratch(geoms), np.zeros((bodies, 6)),
-                       np.zeros((3 * capacity, 3 * capacity)), np.zeros(3 * capacity), np.zeros(3 * capacity),
+                       np.zeros((size, size)), np.zeros(3 * capacity), np.zeros(3 * capacity),
                        np.zeros(capacity, dtype=np.int64), np.zeros(1, dtype=np.bool_), np.zeros(1, dtype=np.bool_),
-                       np.zeros((3 * capacity, 3 * capacity)), np.zeros((5, 3 * capacity)),
+                       np.zeros((size, size)), np.zeros((5, 3 * capacity)),
                        np.zeros(3 * capacity, dtype=np.int64), np.zeros((2, 3 * capacity), dtype=np.int64),
                        np.zeros(capacity, dtype=np.int64), np.zeros((capacity, 2)), np.zeros((11, 3 * capacity)),
-                       np.zeros((3 * capacity, 3 * capacity)))
+                       np.zeros((size, size)))
 
 
 def contact_geoms(model: mujoco.MjModel, body_index: np.ndarray) -> Geoms:
