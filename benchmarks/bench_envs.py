@@ -65,8 +65,11 @@ def cold_compile() -> float:
     """Seconds from a fresh interpreter to the first step of every environment on the in-house engine with
     numba's cache in an empty folder: the engine's first compile (once)."""
     with tempfile.TemporaryDirectory() as cache:
-        return float(subprocess.run([sys.executable, "-c", COLD.format(envs=ENVS)], capture_output=True,
-                                    text=True, check=True, env={**os.environ, "NUMBA_CACHE_DIR": cache}).stdout)
+        run = subprocess.run([sys.executable, "-c", COLD.format(envs=ENVS)], capture_output=True, text=True,
+                             env={**os.environ, "NUMBA_CACHE_DIR": cache})
+    if run.returncode != 0:
+        raise RuntimeError(f"the cold start failed:\n{run.stderr[-3000:]}")
+    return float(run.stdout)
 
 
 def measure(steps: int):
