@@ -77,13 +77,13 @@ def add_response(rows, bodies, state, world, motion, a, b, row, amount, gradient
 def correct_positions(linkage, bodies, state, world, contacts, scratch, work, joined):
     """Remove penetration without touching velocities or momenta: find the pose changes (dx, dtheta) = W J^T
     lambda that bring every touching contact's linearised gap  dist + J_n (dx, dtheta)  up to its target (0,
-    or an impact's rebound gap; lambda_n >= 0) by projected Gauss-Seidel on the normals found after the drift
-    (or at a swept body's first-touch pose), then move the centres by dx and turn the frames by dtheta
-    (q <- exp(dtheta) q, world frame); converged when no sweep moves a gap by more than POSITION_TOLERANCE (or,
-    after SLOW_SWEEPS, every gap is within SLOW_GAP of complementarity). The contacts within the margin that
-    do not touch take part with the target 0: they carry no correction of their own, but no correction may push
-    them into penetration (a plate righted at one corner must not dig the other corner in). Returns the sweeps
-    used, or -1 if not converged.
+    or an impact's rebound gap, dropped where the gaps conflict: ``_drop_rebound_gaps``; lambda_n >= 0) by
+    projected Gauss-Seidel on the normals found after the drift (or at a swept body's first-touch pose), then
+    move the centres by dx and turn the frames by dtheta (q <- exp(dtheta) q, world frame); converged when no
+    sweep moves a gap by more than POSITION_TOLERANCE (or, after SLOW_SWEEPS, every gap is within SLOW_GAP of
+    complementarity). The contacts within the margin that do not touch take part with the target 0: they carry
+    no correction of their own, but no correction may push them into penetration (a plate righted at one
+    corner must not dig the other corner in). Returns the sweeps used, or -1 if not converged.
 
     With constraint rows (``linkage.rows``, which SHAKE has satisfied) a contact moves its bodies by the joined
     response (``contact.joined``): W (J^T - G^T A^{-1} y) lambda, which keeps the equality rows satisfied to
@@ -142,9 +142,20 @@ def correct_positions(linkage, bodies, state, world, contacts, scratch, work, jo
         if sweep % DIRECT_EVERY == DIRECT_EVERY - 1:
             if sweep == DIRECT_EVERY - 1:
                 _build_matrix(linkage, bodies, state, world, contacts, scratch, work, joined, count)
-            _direct_step(linkage, bodies, state, world, contacts, scratch, work, joined, count,
-                         POSITION_TOLERANCE if sweep < SLOW_SWEEPS else SLOW_GAP)
+            if not _direct_step(linkage, bodies, state, world, contacts, scratch, work, joined, count,
+                                POSITION_TOLERANCE if sweep < SLOW_SWEEPS else SLOW_GAP):
+                _drop_rebound_gaps(contacts, world, count)
     return -1
+
+
+@kernel
+def _drop_rebound_gaps(contacts, world, count):
+    """Set every contact's gap target to 0: only penetration is removed, an impact's rebound is left to the
+    velocities. For a set whose direct step found no multipliers: its rebound gaps conflict (a slider jammed
+    across its notch, two corners driven into opposite walls, each wall's rebound gap forbidden by the other)."""
+    base = world * (contacts.prev_geom1.size // contacts.count.size)
+    for i in range(base, base + count):
+        contacts.gap_target[i] = 0.0
 
 
 @kernel
@@ -191,9 +202,9 @@ def _direct_step(linkage, bodies, state, world, contacts, scratch, work, joined,
     normals and three motions, and nearly so for a squeezed card) to ``tolerance`` (m), from the sweeps'
     multipliers and, if that fails, from zero (a pad 5 mm into the card's edge: the iterations from the sweeps'
     multipliers ran out, from zero 17 met SLOW_GAP). A set whose targets conflict (a slider driven deep into one
-    wall, its rebound target beyond the other wall: no multipliers meet both) has no solution and takes no step.
-    Returns True if a step was taken (the sweeps then confirm convergence). Contacts the joints block (zero
-    coupling) take no part."""
+    wall, its rebound target beyond the other wall: no multipliers meet both) has no solution and takes no step
+    (``correct_positions`` then drops the rebound gaps). Returns True if a step was taken (the sweeps then
+    confirm convergence). Contacts the joints block (zero coupling) take no part."""
     base = world * (contacts.prev_geom1.size // contacts.count.size)
     matrix, system, unknowns = scratch.dense, scratch.system, scratch.unknowns
     target, multiplier = scratch.system_vectors[0], scratch.system_vectors[1]
