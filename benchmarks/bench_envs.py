@@ -72,6 +72,10 @@ def cold_compile() -> float:
     return float(run.stdout)
 
 
+def print_cold_compile(seconds: float) -> None:
+    print(f"cold compile, three environments on the in-house engine: {seconds:.0f} s")
+
+
 def measure(steps: int):
     """Yield one row per environment: control steps per second and start-up seconds on each backend."""
     for env_id in ENVS:
@@ -99,7 +103,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=2000, help="control steps per environment and backend")
     steps = parser.parse_args().steps
     print_rows(measure(steps), steps)
-    print(f"cold compile, three environments on the in-house engine: {cold_compile():.0f} s")
+    print_cold_compile(cold_compile())
 
 
 if __name__ == "__main__":
