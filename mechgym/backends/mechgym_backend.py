@@ -246,6 +246,7 @@ class MechgymSimulator(Simulator):
         turns_from_qpos(self.engine.linkage.coordinates, data.qpos, self._state.turns[0])
         self._state.impulse_position[0] = 0.0
         self._state.impulse_velocity[0] = 0.0
+        self._state.chord_rate[0] = 0.0
         self._ctrl[0] = ctrl
         self._contacts.assign(ContactSet.empty(1, self._capacity, EVENTS))
         self._scratch.order[...] = np.arange(self._scratch.order.size)

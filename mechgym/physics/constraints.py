@@ -23,7 +23,9 @@ The multiplier of a one-sided row may only push the allowed way: sense * lambda 
 One step of length h (``step.advance`` runs these stages; the kicks are those of ``step.py``):
 
   opening kick    v_half = v_n + h/2 a_n,  L_half likewise                       (step.opening_kick)
-  begin_step      store c_n, q_n and the start gradients G0 = G(q_n)             (this module)
+  begin_step      store c_n, q_n, g(q_n) and the start gradients G0 = G(q_n)     (this module)
+  predict_shake   impulses along G0 on v_half and L_half that make the drift's linear prediction meet
+                  every row (and its previous curvature): SHAKE's first iterate    (this module)
   drift           c = c_n + h v_half,  q = free-rotor flow of h at L_half         (step.drift)
   shake           all rows at once: dlambda = -K^{-1} g with K = h G W G0^T (LU-factored once per step),
                   impulse dlambda G0 on v_half and L_half, re-drift the bodies from (c_n, q_n); a
@@ -74,12 +76,6 @@ MAX_BLOCK = 6
 # An elimination that leaves no pivot above this fraction of a column's own diagonal entry finds the column
 # dependent on the previous ones (``factor``).
 SINGULAR = 1e-12
-# SHAKE's K (``shake``) takes each body's rotation to first order in its angle: a warm start that turns a body
-# by more than this within the step (sin and angle 4 % apart) starts the iteration where K no longer describes g
-# and a spurious root, the body turned once more round, is within reach: a point-like bob on a hinge, whose
-# previous impulses turn it by 2-250 rad at 4-10 ms (``_warm_start_shake``). A pendulum's arm on a cart at
-# 20 ms needs its warm start, which turns it by up to 0.16 rad: from the drift alone the iteration diverges.
-MAX_WARM_TURN = 0.5  # rad
 # The quasi-Newton matrices of the position stages (SHAKE's K, the contacts' joint restore's A) are taken once;
 # an iteration that gains less than this factor on the residual takes its matrix again at the current poses (a
 # Newton step). The passive slider-crank at 0.5 ms: the coupler-slider alignment row's SHAKE residual grew 1.5 %
@@ -148,13 +144,19 @@ class Workspace(NamedTuple):
     com0: np.ndarray  # (B, 3) c_n, m
     quat0: np.ndarray  # (B, 4) q_n
     start_gradient: np.ndarray  # (R, 12) G(q_n)
+    start_value: np.ndarray  # (R,) g(q_n)
     gradient: np.ndarray  # (R, 12) current gradient
     change: np.ndarray  # (R,) impulse of the current sweep (Jacobi sweeps), N s
     active: np.ndarray  # (R,) bool: row takes part in the direct solve (SHAKE, velocity projection)
     # (R,) SHAKE and velocity-projection impulses of the current step, N s or N m s; on entry the previous
-    # step's (the warm start: step.advance copies each world's from state.State and back after a good step)
+    # step's (the projection's warm start: step.advance copies each world's from state.State and back after a
+    # good step; ``predict_shake`` sets SHAKE's anew)
     impulse_position: np.ndarray
     impulse_velocity: np.ndarray
+    # (R,) the rate G(q_n) v_half + g(q_n)/h of each row at the step's SHAKE solution, m/s or rad/s (0 for a
+    # one-sided row that did not act): what the drift's curvature asked beyond its linear prediction, the aim of
+    # the next step's first iterate (``predict_shake``); on entry the previous step's, like the impulses
+    chord_rate: np.ndarray
     vectors: np.ndarray  # (8, 3) 3-vector scratch
     block: np.ndarray  # (MAX_BLOCK, MAX_BLOCK) the coupling matrix of one block of rows (trap variants)
     block_rhs: np.ndarray  # (MAX_BLOCK,) its right-hand side, then its impulses
@@ -172,7 +174,6 @@ class Workspace(NamedTuple):
     rhs: np.ndarray  # (R,) right-hand side of the factored solve, then its solution
     diagonal: np.ndarray  # (R,) scratch of ``factor``
     kicked: np.ndarray  # (B,) bool: body received a SHAKE impulse since its last re-drift
-    before: np.ndarray  # (B, 6) v, L before SHAKE's warm start (``_warm_start_shake``)
     threshold: np.ndarray  # (1,) velocity tolerance of the current projection, m/s or rad/s
     # (R,) 1 / (half d) of each damper row in the current velocity projection (m/s per N s; 0: not taking part)
     compliance: np.ndarray
@@ -181,13 +182,13 @@ class Workspace(NamedTuple):
     def empty(bodies: int, rows: int) -> Workspace:
         """A ``Workspace`` for ``bodies`` bodies and ``rows`` rows, as ``clear_workspace`` leaves it."""
         index = np.empty(rows, dtype=np.int64)
-        work = Workspace(np.empty((bodies, 3)), np.empty((bodies, 4)), np.empty((rows, 12)), np.empty((rows, 12)),
-                         np.empty(rows), np.empty(rows, dtype=np.bool_), np.empty(rows), np.empty(rows),
-                         np.empty((8, 3)), np.empty((MAX_BLOCK, MAX_BLOCK)), np.empty(MAX_BLOCK),
-                         np.empty((rows, 12)), np.empty((rows, rows)), np.empty((rows, rows)), index, index.copy(),
-                         index.copy(), np.empty(2, dtype=np.int64), np.empty(rows, dtype=np.bool_), np.empty(rows),
-                         np.empty(rows), np.empty(rows), np.empty(rows), np.empty(bodies, dtype=np.bool_),
-                         np.empty((bodies, 6)), np.empty(1), np.empty(rows))
+        work = Workspace(np.empty((bodies, 3)), np.empty((bodies, 4)), np.empty((rows, 12)), np.empty(rows),
+                         np.empty((rows, 12)), np.empty(rows), np.empty(rows, dtype=np.bool_), np.empty(rows),
+                         np.empty(rows), np.empty(rows), np.empty((8, 3)), np.empty((MAX_BLOCK, MAX_BLOCK)),
+                         np.empty(MAX_BLOCK), np.empty((rows, 12)), np.empty((rows, rows)), np.empty((rows, rows)),
+                         index, index.copy(), index.copy(), np.empty(2, dtype=np.int64),
+                         np.empty(rows, dtype=np.bool_), np.empty(rows), np.empty(rows), np.empty(rows),
+                         np.empty(rows), np.empty(bodies, dtype=np.bool_), np.empty(1), np.empty(rows))
         clear_workspace(work)
         return work
 
@@ -366,13 +367,14 @@ def redrift(bodies, state, world, body, h, work):
 
 @kernel
 def begin_step(rows, state, world, work):
-    """Before the drift: store c_n, q_n and the start-of-step gradients G(q_n). The impulses of the previous
-    step stay in ``work`` as the warm start of this one (zero them when the state jumps, e.g. on reset)."""
+    """Before the drift: store c_n, q_n, the start-of-step values g(q_n) and gradients G(q_n). The impulses
+    and chord rates of the previous step stay in ``work`` as the warm start of this one (zero them when the
+    state jumps, e.g. on reset)."""
     for body in range(work.com0.shape[0]):
         copy_into(state.com[world, body], work.com0[body])
         copy_into(state.quat[world, body], work.quat0[body])
     for r in range(rows.kind.size):
-        evaluate_row(rows, r, state, world, work.start_gradient[r])
+        work.start_value[r] = evaluate_row(rows, r, state, world, work.start_gradient[r])
 
 
 @kernel(inline="always")
@@ -506,9 +508,9 @@ def _shared_coupling(rows, gradient, i, mobility, j):
 
 
 @kernel
-def _assemble(rows, work, scale):
+def _assemble(rows, gradient, work, scale):
     """work.matrix[i, j] = scale G_i W D_j^T over the rows taking part (``work.active``), with G the rows'
-    gradients in ``work.gradient`` and W D^T in ``work.mobility``: the change of the residual of row i per
+    gradients in ``gradient`` (R, 12) and W D^T in ``work.mobility``: the change of the residual of row i per
     unit impulse along row j (K, dense; rows with no body in common couple by 0). Forgets the factored set."""
     count = rows.kind.size
     for i in range(count):
@@ -516,7 +518,7 @@ def _assemble(rows, work, scale):
             continue
         for j in range(count):
             if work.active[j]:
-                work.matrix[i, j] = scale * _shared_coupling(rows, work.gradient, i, work.mobility, j)
+                work.matrix[i, j] = scale * _shared_coupling(rows, gradient, i, work.mobility, j)
     work.sizes[0] = -1
 
 
@@ -656,7 +658,7 @@ def _prepare_shake(rows, bodies, state, world, h, work):
         _mobility(bodies, state, world, rows, r, work.start_gradient[r], work.mobility[r])
         work.active[r] = rows.damping[r] == 0.0 and _shared_coupling(rows, work.start_gradient, r, work.mobility,
                                                                       r) > 0.0
-    _assemble(rows, work, h)
+    _assemble(rows, work.gradient, work, h)
 
 
 @kernel
@@ -673,35 +675,41 @@ def _position_residuals(rows, state, world, work):
 
 
 @kernel
-def _warm_start_shake(rows, bodies, solver, state, world, h, work):
-    """Apply the previous step's SHAKE impulses (in ``work.impulse_position`` on entry) as the first iterate,
-    unless they turn some body by more than MAX_WARM_TURN within the step: then start from the drift alone
-    (zero impulses). The turn of body b is h |W_b dL_b| (dL_b: the angular impulse the warm start gives it)."""
-    before = work.before
-    for b in range(before.shape[0]):
-        for i in range(3):
-            before[b, i] = state.vel[world, b, i]
-            before[b, 3 + i] = state.momentum[world, b, i]
+def predict_shake(rows, bodies, solver, state, world, h, work):
+    """SHAKE's first iterate, taken before the drift (after ``begin_step``): impulses lambda along G0 = G(q_n)
+    on the half-step (v, L) that make the drift's linear prediction of every row that acts meet its aim,
+        g(q_n) + h G0 (v + W G0^T lambda) = h chord_rate,   i.e.  K0 lambda = -(g(q_n) + h G0 v - h chord_rate),
+    K0 = h G0 W G0^T at q_n, with the previous step's chord rates (``Workspace.chord_rate``: the drift is a
+    straight line, so a bob on a rod of length l leaves its circle by about h^2 v^2 / 2l, and the chord rate is
+    the inward rate that makes up for it). One linear solve: whatever the opening kick asks of the rows this
+    step (a servo's new target, a contact's reaction on a jointed body) is taken whole, however much it changed
+    since the previous step, and the iteration is left only the change of the curvature, O(h) of it. Equality
+    rows always; one-sided rows by the active set (``_solve_pass``), taking part where the prediction would
+    violate them."""
     for r in range(rows.kind.size):
-        work.delta[r] = work.impulse_position[r]
+        _mobility(bodies, state, world, rows, r, work.start_gradient[r], work.mobility[r])
+        work.active[r] = rows.damping[r] == 0.0 and _shared_coupling(rows, work.start_gradient, r, work.mobility,
+                                                                      r) > 0.0
+        rate = _start_rate(rows, bodies, state, world, r, work)
+        work.residual[r] = work.start_value[r] + h * (rate - work.chord_rate[r])
         work.impulse_position[r] = 0.0
-    _apply_shake(rows, bodies, solver, state, world, h, work)
-    q, inv, momentum = work.quat0, bodies.inv_inertia, state.momentum
-    turn = 0.0
-    for b in range(before.shape[0]):
-        wx, wy, wz = world_spin(q[b, 0], q[b, 1], q[b, 2], q[b, 3], inv[b, 0], inv[b, 1], inv[b, 2],
-                                momentum[world, b, 0] - before[b, 3], momentum[world, b, 1] - before[b, 4],
-                                momentum[world, b, 2] - before[b, 5])
-        turn = max(turn, h * math.sqrt(wx * wx + wy * wy + wz * wz))
-    if turn <= MAX_WARM_TURN:
-        return
-    for b in range(before.shape[0]):
-        for i in range(3):
-            state.vel[world, b, i] = before[b, i]
-            state.momentum[world, b, i] = before[b, 3 + i]
-        redrift(bodies, state, world, b, h, work)
+    _assemble(rows, work.start_gradient, work, h)
+    _solve_pass(rows, work, work.impulse_position, solver.tolerance)
     for r in range(rows.kind.size):
-        work.impulse_position[r] = 0.0
+        if work.delta[r] != 0.0:
+            work.impulse_position[r] = work.delta[r]
+            apply_impulse(bodies, state, world, rows.body_a[r], rows.body_b[r], work.start_gradient[r],
+                          work.delta[r])
+
+
+@kernel
+def _keep_chord_rates(rows, bodies, state, world, h, work):
+    """After SHAKE has met every row: ``work.chord_rate`` = G0 v_half + g(q_n)/h of each row that acts (an
+    equality row, or a one-sided row with an impulse), 0 for the others (``Workspace.chord_rate``)."""
+    for r in range(rows.kind.size):
+        acted = rows.damping[r] == 0.0 and (rows.sense[r] == EQUALITY or work.impulse_position[r] != 0.0)
+        rate = _start_rate(rows, bodies, state, world, r, work) + work.start_value[r] / h
+        work.chord_rate[r] = rate if acted else 0.0
 
 
 @kernel
@@ -840,19 +848,19 @@ def _shake_sweeps(rows, bodies, solver, state, world, h, work):
 @kernel
 def shake(rows, bodies, solver, state, world, h, work):
     """Project the drifted poses of world ``world`` back onto the rows (after step.drift, before the
-    closing kick) and correct the half-step velocities and momenta to match. ``begin_step`` must have run
-    before the drift. Returns the number of iterations (sweeps) used, or -1 if the tolerance was not met in
-    ``solver.max_sweeps`` of them (or the poses are not finite).
+    closing kick) and correct the half-step velocities and momenta to match. ``begin_step`` and, for RATTLE,
+    ``predict_shake`` must have run before the drift. Returns the number of iterations (sweeps) used, or -1
+    if the tolerance was not met in ``solver.max_sweeps`` of them (or the poses are not finite).
 
     The multipliers lambda (N s per row) act as impulses lambda G0 on the half-step (v, L); the bodies drift
     again from (c_n, q_n), so g(lambda) = g(q(lambda)) is nonlinear. RATTLE (START gradients, sweep
     GAUSS_SEIDEL) solves g(lambda) = 0 by a quasi-Newton iteration on all rows at once:
         delta = -K^{-1} g(q),  K = h G W G0^T  (the derivative dg/dlambda: dc/dlambda = h G0_x^T / m exactly,
                                                  dtheta/dlambda = h W G0_theta^T to O(h |omega|)),
-    with G and W taken once, at the first iterate (after the warm start), and K LU-factored once (again only
+    with G and W taken once, at the first iterate (after the drift), and K LU-factored once (again only
     when the active set of one-sided rows changes, see ``_solve_pass``). K misses the true derivative by
     O(h |omega|) (the turn of G and W over the iterations, and the free-rotor flow's curvature), so each
-    iteration gains about that factor: a few iterations from the warm start. The error of an iterate is the
+    iteration gains about that factor: a few iterations from the predicted start. The error of an iterate is the
     largest |g| over the equality rows and the one-sided rows that act (``_acting_error``); the projection
     has converged when that is at most ``solver.tolerance``.
 
@@ -860,17 +868,16 @@ def shake(rows, bodies, solver, state, world, h, work):
     sweep, then all impulses applied) diverges on coupled rows; the CURRENT gradient (impulses along G(q)
     instead of G0, Gauss-Seidel over joint blocks) converges but to a non-symplectic step.
 
-    Warm start: the previous step's impulses (left in ``work.impulse_position``) are applied first along G0
-    unless they would turn a body too far (``_warm_start_shake``), and the iteration corrects them; the
-    converged poses do not depend on the guess, only the iteration count does. The CURRENT-gradient trap
-    starts from zero so that it stays the plain variant."""
-    if solver.gradient == START:
-        _warm_start_shake(rows, bodies, solver, state, world, h, work)
-    else:
-        for r in range(rows.kind.size):
-            work.impulse_position[r] = 0.0
+    Start: RATTLE's iteration goes on from ``predict_shake``'s first iterate (run before the drift); the
+    converged poses do not depend on it, only the iteration count does. The trap variants start from the drift
+    alone, so that they stay the plain variants."""
     if solver.gradient == START and solver.sweep == GAUSS_SEIDEL:
-        return _shake_direct(rows, bodies, solver, state, world, h, work)
+        used = _shake_direct(rows, bodies, solver, state, world, h, work)
+        if used > 0:
+            _keep_chord_rates(rows, bodies, state, world, h, work)
+        return used
+    for r in range(rows.kind.size):
+        work.impulse_position[r] = 0.0
     return _shake_sweeps(rows, bodies, solver, state, world, h, work)
 
 
@@ -878,14 +885,14 @@ def shake(rows, bodies, solver, state, world, h, work):
 
 
 @kernel
-def _body_rate(bodies, state, world, body, grad, column, omega):
-    """dg/dt contribution of one body: dg/dx . v + dg/dtheta . w (w = R diag(1/I) R^T L)."""
+def _body_rate(bodies, quat, state, world, body, grad, column, omega):
+    """dg/dt contribution of one body: dg/dx . v + dg/dtheta . w (w = R diag(1/I) R^T L, R the rotation of
+    the principal frame ``quat`` (4,))."""
     if body < 0:
         return 0.0
-    q, inv, momentum = state.quat, bodies.inv_inertia, state.momentum
-    omega[0], omega[1], omega[2] = world_spin(q[world, body, 0], q[world, body, 1], q[world, body, 2],
-                                              q[world, body, 3], inv[body, 0], inv[body, 1], inv[body, 2],
-                                              momentum[world, body, 0], momentum[world, body, 1],
+    inv, momentum = bodies.inv_inertia, state.momentum
+    omega[0], omega[1], omega[2] = world_spin(quat[0], quat[1], quat[2], quat[3], inv[body, 0], inv[body, 1],
+                                              inv[body, 2], momentum[world, body, 0], momentum[world, body, 1],
                                               momentum[world, body, 2])
     total = 0.0
     for i in range(3):
@@ -896,8 +903,18 @@ def _body_rate(bodies, state, world, body, grad, column, omega):
 @kernel
 def row_rate(rows, bodies, state, world, r, grad, omega):
     """dg/dt = G v of row r for the gradient ``grad`` (m/s or rad/s); ``omega`` (3,) scratch."""
-    return (_body_rate(bodies, state, world, rows.body_a[r], grad, LIN_A, omega)
-            + _body_rate(bodies, state, world, rows.body_b[r], grad, LIN_B, omega))
+    a, b = rows.body_a[r], rows.body_b[r]
+    return (_body_rate(bodies, state.quat[world, a], state, world, a, grad, LIN_A, omega)
+            + _body_rate(bodies, state.quat[world, b], state, world, b, grad, LIN_B, omega))
+
+
+@kernel
+def _start_rate(rows, bodies, state, world, r, work):
+    """G(q_n) v of row r: its start gradient (``begin_step``) at the current velocities, the angular ones
+    taken at the start orientations q_n (m/s or rad/s)."""
+    a, b, grad, omega = rows.body_a[r], rows.body_b[r], work.start_gradient[r], work.vectors[0]
+    return (_body_rate(bodies, work.quat0[a], state, world, a, grad, LIN_A, omega)
+            + _body_rate(bodies, work.quat0[b], state, world, b, grad, LIN_B, omega))
 
 
 @kernel
@@ -943,7 +960,7 @@ def begin_projection(rows, bodies, solver, state, world, half, work):
         guess = work.impulse_velocity[r] if work.active[r] else 0.0
         work.impulse_velocity[r] = guess
         apply_impulse(bodies, state, world, rows.body_a[r], rows.body_b[r], grad, guess)
-    _assemble(rows, work, 1.0)
+    _assemble(rows, work.gradient, work, 1.0)
     for r in range(rows.kind.size):
         if work.active[r]:
             work.matrix[r, r] += work.compliance[r]

@@ -9,9 +9,11 @@ State (struct of arrays, leading world axis):
                      0 for slide coordinates)
   impulse_position (W, R), impulse_velocity (W, R)
                      each constraint row's SHAKE and velocity-projection impulse of the last step (N s or
-                     N m s): the warm start of the next step and the reaction forces (P_position + P_velocity)/h
+                     N m s): the reaction forces (P_position + P_velocity)/h, and the projection's warm start
+  chord_rate (W, R)  each row's rate along its start gradient at the last step's SHAKE solution (m/s or rad/s):
+                     the aim of the next step's first SHAKE iterate (``constraints.Workspace.chord_rate``)
 
-The last three make the continuation of a saved state bit-exact (warm starts included).
+The last four make the continuation of a saved state bit-exact (warm starts included).
 
 MuJoCo's free joint: qpos = (body-frame origin, body quaternion); qvel = (origin velocity in the world
 frame, angular velocity in the BODY frame). ``load_generalized`` reads that layout here;
@@ -36,6 +38,7 @@ class State(NamedTuple):
     turns: np.ndarray
     impulse_position: np.ndarray
     impulse_velocity: np.ndarray
+    chord_rate: np.ndarray
 
     @staticmethod
     def zeros(worlds: int, bodies: int, coordinates: int = 0, rows: int = 0) -> State:
@@ -43,7 +46,7 @@ class State(NamedTuple):
         quat[..., 0] = 1.0
         return State(np.zeros((worlds, bodies, 3)), quat, np.zeros((worlds, bodies, 3)),
                      np.zeros((worlds, bodies, 3)), np.zeros((worlds, coordinates)), np.zeros((worlds, rows)),
-                     np.zeros((worlds, rows)))
+                     np.zeros((worlds, rows)), np.zeros((worlds, rows)))
 
     def copy(self) -> State:
         return State(*(a.copy() for a in self))

@@ -5,6 +5,8 @@ One step of length h from t_k = k h (k = the global step index, so time is never
 
   opening kick   v <- v + h/2 (g + F(x_k, v_k)/m) + J[t_k, t_k + h/2)/m,   L <- L + h/2 T(x_k, v_k) + J_T[...]
   begin_step     store x_k and the start-of-step constraint gradients G(x_k)      (constraints.begin_step)
+  predict        impulses along G(x_k) that make the drift's linear prediction meet the rows
+                                                                                  (constraints.predict_shake)
   drift          c <- c + h v;  q <- free-rotor flow of h with L fixed (rotation.free_rotor_drift)
   shake          impulses along G(x_k) on the half-step (v, L) until x_{k+1} satisfies every row
   closing kick   v' = v + h/2 (g + F(x_{k+1}, v')/m) + J[t_k + h/2, t_{k+1})/m  (and L' likewise)
@@ -60,7 +62,16 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .constraints import Workspace, begin_step, clear_workspace, project_velocity, shake
+from .constraints import (
+    GAUSS_SEIDEL,
+    START,
+    Workspace,
+    begin_step,
+    clear_workspace,
+    predict_shake,
+    project_velocity,
+    shake,
+)
 from .contact import (
     CONTACT_VELOCITY_TOLERANCE,
     HELD_FLOATS,
@@ -288,14 +299,17 @@ def _copy_world(source, target, world, back):
 
 @kernel
 def _keep_impulses(state, world, work, back):
-    """Copy the world's warm-start impulses into the workspace (back=False) or the step's impulses out of it."""
+    """Copy the world's warm starts (impulses and chord rates) into the workspace (back=False) or the step's
+    out of it."""
     for r in range(work.impulse_position.size):
         if back:
             state.impulse_position[world, r] = work.impulse_position[r]
             state.impulse_velocity[world, r] = work.impulse_velocity[r]
+            state.chord_rate[world, r] = work.chord_rate[r]
         else:
             work.impulse_position[r] = state.impulse_position[world, r]
             work.impulse_velocity[r] = state.impulse_velocity[world, r]
+            work.chord_rate[r] = state.chord_rate[world, r]
 
 
 @kernel
@@ -348,6 +362,8 @@ def advance(bodies, actuators, env, linkage, geoms, windows, state, contacts, co
                 warm_start(bodies, state, world, h, contacts)
             if constrained or contacting:
                 begin_step(rows, state, world, work)
+            if constrained and solver.gradient == START and solver.sweep == GAUSS_SEIDEL:
+                predict_shake(rows, bodies, solver, state, world, h, work)
             drift(bodies, state, world, h)
             code = OK
             if constrained and shake(rows, bodies, solver, state, world, h, work) < 0:

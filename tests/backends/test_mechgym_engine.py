@@ -138,7 +138,8 @@ def test_get_state_and_set_state_continue_bit_for_bit_with_constraints():
     sim = mechgym.load(JOINTED, backend="mechgym", dt=1e-3)
     sim.step(123)
     saved = sim.get_state()
-    assert np.any(saved.physics[0].impulse_position) and np.any(saved.physics[0].impulse_velocity)
+    warm_starts = saved.physics[0].impulse_position, saved.physics[0].impulse_velocity, saved.physics[0].chord_rate
+    assert all(np.any(array) for array in warm_starts)
     sim.apply_force("lower", [0.5, 0, 0], start=0.2, stop=0.3)
     sim.step(400)
     first = (sim.qpos, sim.qvel, sim.energy(), sim.constraint_forces(), sim.body("lower"))

@@ -46,10 +46,9 @@ def no_contacts(worlds: int = 1) -> tuple[Geoms, ContactSet, Scratch]:
 
 
 def with_rows(state: State, rows) -> State:
-    """``state``'s body arrays (shared, not copied) with zero warm-start impulses for ``rows``."""
+    """``state``'s body arrays (shared, not copied) with zero warm starts (impulses, chord rates) for ``rows``."""
     worlds = state.com.shape[0]
-    return State(*state[:4], np.zeros((worlds, 0)), np.zeros((worlds, rows.kind.size)),
-                 np.zeros((worlds, rows.kind.size)))
+    return State(*state[:4], np.zeros((worlds, 0)), *(np.zeros((worlds, rows.kind.size)) for _ in range(3)))
 
 
 def make_bodies(mass, inertia) -> Bodies:

@@ -32,6 +32,7 @@ def _counts(bodies, env, linkage, state, h, out, wrench, impulse, work):
     for k in range(out.shape[0]):
         opening_kick(bodies, env, state, 0, 0.5 * h, wrench, impulse)
         rattle.begin_step(rows, state, 0, work)
+        rattle.predict_shake(rows, bodies, solver, state, 0, h, work)
         drift(bodies, state, 0, h)
         out[k, 0] = rattle.shake(rows, bodies, solver, state, 0, h, work)
         opening_kick(bodies, env, state, 0, 0.5 * h, wrench, impulse)
