@@ -74,11 +74,9 @@ the smaller extent of one of its geoms and a static plane or box is swept agains
 conservative advancement on ``collision.toi_plane``/``toi_box`` (closed-form lower bounds of the time of
 impact along the linear drift, rotation bounded by w_max = max(1/I) |L|). If it was separated at the start
 of the step and first touches at the fraction s, its contacts with static geometry are taken at the
-separated pose at s (normals, points, features), never from the possibly deep overlap after the drift, and
-with the margin widened by the rest of its motion bound, (1 - s)(|v_half| + w_max reach) h, so that a corner
-its turn brings in later in the step is in the set too; their gaps are extrapolated to the end of the drift,
-dist_end = dist_s + (1 - s) h J_n v_half, and the position correction then projects the body back along that
-normal: a 1 mm wall stops a 20 m/s ball.
+separated pose at s (normals, points, features), never from the possibly deep overlap after the drift;
+their gaps are extrapolated to the end of the drift, dist_end = dist_s + (1 - s) h J_n v_half, and the
+position correction then projects the body back along that normal: a 1 mm wall stops a 20 m/s ball.
 A pair of moving bodies whose relative motion bound (|v_a - v_b| + w_a r_a + w_b r_b) h is fast is swept the
 same way on a lower bound of the pair's distance (``collision.toi.box_gap`` for two boxes), its contacts taken
 at the first-touch poses (``detect.py``). Speculative contacts: every pair is collided with the margin widened

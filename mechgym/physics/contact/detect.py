@@ -279,16 +279,6 @@ def _pair_advance(geoms, bodies, state, world, g1, g2, motion, h, com0, quat0, s
 
 
 @kernel(inline="always")
-def _geom_motion(geoms, bodies, state, world, g, h):
-    """How far (m) a point of geom g on a moving body b can move in the step: (|v_b| + w_b reach) h (w the body's
-    ``_spin_bound``, reach the geom's ``_reach``)."""
-    b = geoms.body[g]
-    vel = state.vel[world, b]
-    speed = math.sqrt(vel[0] ** 2 + vel[1] ** 2 + vel[2] ** 2)
-    return h * (speed + _spin_bound(bodies, state, world, b) * _reach(geoms, g))
-
-
-@kernel(inline="always")
 def _pair_motion(geoms, bodies, state, world, g1, g2, h):
     """How far (m) the surfaces of geoms g1, g2 on two different moving bodies a, b can move relative to each other
     in the step, motion = (|v_a - v_b| + w_a reach_1 + w_b reach_2) h (w the bodies' ``_spin_bound``, reach the
@@ -322,12 +312,14 @@ def _first_touch(geoms, bodies, state, world, b, h, com0, quat0, scratch, margin
     tau of the time of impact over the rest of the step (collision.toi_plane / toi_box) moves s to
     s + (1 - s) tau, until the narrow phase finds the hit geom within the margin."""
     vel = state.vel[world, b]
+    speed = math.sqrt(vel[0] ** 2 + vel[1] ** 2 + vel[2] ** 2)
     omega = _spin_bound(bodies, state, world, b)
     fast = False
     for g in range(geoms.type.size):
         if geoms.body[g] != b:
             continue
-        motion = _geom_motion(geoms, bodies, state, world, g, h)
+        # a point of the geom moves by at most (|v| + w reach) h in the step
+        motion = h * (speed + omega * _reach(geoms, g))
         for s in range(geoms.type.size):
             if _sweepable(geoms, g, s) and _fast(geoms, g, s, motion):
                 fast = True
@@ -594,15 +586,12 @@ def find_contacts(geoms, bodies, env, state, world, t_end, h, com0, quat0, conta
         for g in range(geoms.type.size):
             if geoms.body[g] != b:
                 continue
-            # speculative, as for a fast pair: every point the rest of the drift can bring into contact (a slider
-            # that touches a wall with one corner while it turns its other corner into it)
-            ahead = (1.0 - s) * _geom_motion(geoms, bodies, state, world, g, h)
             for t in range(geoms.type.size):
                 if geoms.body[t] >= 0 or not can_collide(g, t, geoms.weld, geoms.parent, geoms.contype,
                                                          geoms.conaffinity, FILTER_PARENT):
                     continue
                 g1, g2 = min(g, t), max(g, t)
-                found = _collide_pair(geoms, scratch, g1, g2, margin + ahead)
+                found = _collide_pair(geoms, scratch, g1, g2, margin)
                 if found < 0:
                     return -1
                 for k in range(found):
