@@ -648,9 +648,10 @@ def _apply_shake(rows, bodies, solver, state, world, h, work):
 
 
 @kernel
-def _prepare_shake(rows, bodies, state, world, h, work):
-    """The quasi-Newton matrix of this step's SHAKE, K = h G W G0^T (G and W at the first iterate, see
-    ``shake``), over every row that can move a body (``work.active``: G0 W G0^T > 0). K itself is not
+def _prepare_shake(rows, bodies, state, world, h, gradient, work):
+    """The quasi-Newton matrix of this step's SHAKE, K = h G W G0^T with G the rows' gradients in ``gradient``
+    (R, 12) and W at the current orientations (the first iterate's, see ``shake``; G0 and q_n themselves in
+    ``predict_shake``), over every row that can move a body (``work.active``: G0 W G0^T > 0). K itself is not
     symmetric and its diagonal may be negative: a row whose gradient turns through a sign change of its
     angular part within the step (the radial row of a point-like bob on a hinge as the rod crosses that
     row's axis) couples to itself as 1/m + L^2 sin(theta) sin(theta_0) / I, negative when I << m L^2."""
@@ -658,7 +659,7 @@ def _prepare_shake(rows, bodies, state, world, h, work):
         _mobility(bodies, state, world, rows, r, work.start_gradient[r], work.mobility[r])
         work.active[r] = rows.damping[r] == 0.0 and _shared_coupling(rows, work.start_gradient, r, work.mobility,
                                                                       r) > 0.0
-    _assemble(rows, work.gradient, work, h)
+    _assemble(rows, gradient, work, h)
 
 
 @kernel
@@ -674,6 +675,12 @@ def _position_residuals(rows, state, world, work):
     return worst
 
 
+@kernel(inline="always")
+def _rattle(solver):
+    """The solver is RATTLE's (START gradients, GAUSS_SEIDEL: the direct solve), not a trap variant."""
+    return solver.gradient == START and solver.sweep == GAUSS_SEIDEL
+
+
 @kernel
 def predict_shake(rows, bodies, solver, state, world, h, work):
     """SHAKE's first iterate, taken before the drift (after ``begin_step``): impulses lambda along G0 = G(q_n)
@@ -685,15 +692,14 @@ def predict_shake(rows, bodies, solver, state, world, h, work):
     step (a servo's new target, a contact's reaction on a jointed body) is taken whole, however much it changed
     since the previous step, and the iteration is left only the change of the curvature, O(h) of it. Equality
     rows always; one-sided rows by the active set (``_solve_pass``), taking part where the prediction would
-    violate them."""
+    violate them. RATTLE's only: the trap variants (``shake``) start from the drift alone, and this returns."""
+    if not _rattle(solver):
+        return
     for r in range(rows.kind.size):
-        _mobility(bodies, state, world, rows, r, work.start_gradient[r], work.mobility[r])
-        work.active[r] = rows.damping[r] == 0.0 and _shared_coupling(rows, work.start_gradient, r, work.mobility,
-                                                                      r) > 0.0
         rate = _start_rate(rows, bodies, state, world, r, work)
         work.residual[r] = work.start_value[r] + h * (rate - work.chord_rate[r])
         work.impulse_position[r] = 0.0
-    _assemble(rows, work.start_gradient, work, h)
+    _prepare_shake(rows, bodies, state, world, h, work.start_gradient, work)
     _solve_pass(rows, work, work.impulse_position, solver.tolerance)
     for r in range(rows.kind.size):
         if work.delta[r] != 0.0:
@@ -708,8 +714,9 @@ def _keep_chord_rates(rows, bodies, state, world, h, work):
     equality row, or a one-sided row with an impulse), 0 for the others (``Workspace.chord_rate``)."""
     for r in range(rows.kind.size):
         acted = rows.damping[r] == 0.0 and (rows.sense[r] == EQUALITY or work.impulse_position[r] != 0.0)
-        rate = _start_rate(rows, bodies, state, world, r, work) + work.start_value[r] / h
-        work.chord_rate[r] = rate if acted else 0.0
+        work.chord_rate[r] = 0.0
+        if acted:
+            work.chord_rate[r] = _start_rate(rows, bodies, state, world, r, work) + work.start_value[r] / h
 
 
 @kernel
@@ -722,7 +729,7 @@ def _shake_direct(rows, bodies, solver, state, world, h, work):
         if worst <= solver.tolerance:
             return iteration + 1
         if iteration == 0 or worst > SLOW_GAIN * previous:
-            _prepare_shake(rows, bodies, state, world, h, work)
+            _prepare_shake(rows, bodies, state, world, h, work.gradient, work)
         previous = worst
         _solve_pass(rows, work, work.impulse_position, solver.tolerance)
         _apply_shake(rows, bodies, solver, state, world, h, work)
@@ -871,7 +878,7 @@ def shake(rows, bodies, solver, state, world, h, work):
     Start: RATTLE's iteration goes on from ``predict_shake``'s first iterate (run before the drift); the
     converged poses do not depend on it, only the iteration count does. The trap variants start from the drift
     alone, so that they stay the plain variants."""
-    if solver.gradient == START and solver.sweep == GAUSS_SEIDEL:
+    if _rattle(solver):
         used = _shake_direct(rows, bodies, solver, state, world, h, work)
         if used > 0:
             _keep_chord_rates(rows, bodies, state, world, h, work)

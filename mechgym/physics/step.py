@@ -62,16 +62,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .constraints import (
-    GAUSS_SEIDEL,
-    START,
-    Workspace,
-    begin_step,
-    clear_workspace,
-    predict_shake,
-    project_velocity,
-    shake,
-)
+from .constraints import Workspace, begin_step, clear_workspace, predict_shake, project_velocity, shake
 from .contact import (
     CONTACT_VELOCITY_TOLERANCE,
     HELD_FLOATS,
@@ -362,7 +353,7 @@ def advance(bodies, actuators, env, linkage, geoms, windows, state, contacts, co
                 warm_start(bodies, state, world, h, contacts)
             if constrained or contacting:
                 begin_step(rows, state, world, work)
-            if constrained and solver.gradient == START and solver.sweep == GAUSS_SEIDEL:
+            if constrained:
                 predict_shake(rows, bodies, solver, state, world, h, work)
             drift(bodies, state, world, h)
             code = OK
