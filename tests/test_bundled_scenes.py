@@ -122,9 +122,7 @@ class TestGripper:
         fixture_top = geom(self.model, "fixture_left").pos[2] + geom(self.model, "fixture_left").size[2]
         assert card_bottom > fixture_top + 0.05
 
-    @pytest.mark.parametrize("dt", [0.0005, 0.002, 0.005, pytest.param(0.01, marks=pytest.mark.xfail(
-        strict=True, reason="Engine IV: velocity Verlet is stable for h omega < 2 only, and a 50 g pad on a "
-        "2000 N/m servo has omega = 200 rad/s; the servo's spring must enter the step implicitly"))])
+    @pytest.mark.parametrize("dt", [0.0005, 0.002, 0.005, 0.01])
     def test_on_the_in_house_engine_the_servos_settle_where_their_springs_balance_gravity(self, dt):
         """Fingers held part-closed above the card by the three position servos (kp = 2000 N/m, joint damping 20 and
         60 N s/m). At rest the fingers sit at their targets (their slides are horizontal) and the lift below its

@@ -22,19 +22,24 @@ The multiplier of a one-sided row may only push the allowed way: sense * lambda 
 
 One step of length h (``step.advance`` runs these stages; the kicks are those of ``step.py``):
 
+  begin_step      store c_n, q_n, g(q_n), the start gradients G0 = G(q_n) and the dampers' G0 v_n
+                                                                                 (this module)
   opening kick    v_half = v_n + h/2 a_n,  L_half likewise                       (step.opening_kick)
-  begin_step      store c_n, q_n, g(q_n) and the start gradients G0 = G(q_n)     (this module)
   predict_shake   impulses along G0 on v_half and L_half that make the drift's linear prediction meet
                   every row (and its previous curvature): SHAKE's first iterate    (this module)
   drift           c = c_n + h v_half,  q = free-rotor flow of h at L_half         (step.drift)
   shake           all rows at once: dlambda = -K^{-1} g with K = h G W G0^T (LU-factored once per step),
                   impulse dlambda G0 on v_half and L_half, re-drift the bodies from (c_n, q_n); a
                   quasi-Newton iteration until every |g| is below the position tolerance  (this module)
+  begin_closing   the dampers' G(q_{n+1}) v_half                                  (this module)
   closing kick    v_{n+1} = v_half + h/2 a_{n+1}                                 (step.closing_kick)
   project         G(q_{n+1}) v_{n+1} = 0 for the active rows: one LU solve of G W G^T (equality rows;
                   one-sided rows by an active set)                               (this module)
-                  (with velocity-dependent forces the two alternate to a fixed point, see step.py;
-                  joint damping enters the projection itself as damper rows, see begin_projection)
+                  (with velocity-dependent forces the two alternate to a fixed point, see step.py)
+
+Joint damping and the servos' kv are damper rows, not forces: over each half-step the trapezoidal rule's
+impulse of the force -d G v, implicit in the half-step's end velocity, joins SHAKE (the opening half) and the
+velocity projection (the closing half) as a soft row (``damper_compliance``).
 
 W is the inverse mass matrix: 1/m on the linear part and R diag(1/I) R^T (principal moments I) on the
 angular part. An impulse P (N s) along a gradient row adds P dg/dx / m to the COM velocity and P dg/dtheta
@@ -98,7 +103,8 @@ class Rows(NamedTuple):
     offset: np.ndarray  # (R,) c: m (POINT), 1 (ALIGN), L: m (DISTANCE), rad (ANGLE)
     sense: np.ndarray  # (R,) int64: EQUALITY | LOWER (g >= 0) | UPPER (g <= 0)
     # (R,) 0 for a constraint row; d > 0 (N s/m, N m s/rad) makes the row a damper of the coordinate g: no
-    # constraint, but the implicit half-step impulse -h/2 d G v' of the force -d dg/dt (see ``begin_projection``)
+    # constraint, but the force -d dg/dt, integrated over each half-step by the trapezoidal rule, implicitly
+    # (``damper_compliance``): in SHAKE over the opening half-step, in the velocity projection over the closing one
     damping: np.ndarray
 
     @staticmethod
@@ -144,7 +150,7 @@ class Workspace(NamedTuple):
     com0: np.ndarray  # (B, 3) c_n, m
     quat0: np.ndarray  # (B, 4) q_n
     start_gradient: np.ndarray  # (R, 12) G(q_n)
-    start_value: np.ndarray  # (R,) g(q_n)
+    start_value: np.ndarray  # (R,) g(q_n) of each constraint row
     gradient: np.ndarray  # (R, 12) current gradient
     change: np.ndarray  # (R,) impulse of the current sweep (Jacobi sweeps), N s
     active: np.ndarray  # (R,) bool: row takes part in the direct solve (SHAKE, velocity projection)
@@ -175,8 +181,12 @@ class Workspace(NamedTuple):
     diagonal: np.ndarray  # (R,) scratch of ``factor``
     kicked: np.ndarray  # (B,) bool: body received a SHAKE impulse since its last re-drift
     threshold: np.ndarray  # (1,) velocity tolerance of the current projection, m/s or rad/s
-    # (R,) 1 / (half d) of each damper row in the current velocity projection (m/s per N s; 0: not taking part)
+    # (R,) c = 4 / (h d) of each damper row taking part in the current solve (``damper_compliance``; m/s per N s,
+    # rad/s per N m s), 0 for the other rows
     compliance: np.ndarray
+    # (R,) the rate G v each damper row's current half-step starts from (m/s or rad/s): G(q_n) v_n in SHAKE
+    # (``begin_step``), G(q_{n+1}) v_half in the velocity projection (``begin_closing``); 0 for the other rows
+    damper_start: np.ndarray
 
     @staticmethod
     def empty(bodies: int, rows: int) -> Workspace:
@@ -188,7 +198,8 @@ class Workspace(NamedTuple):
                          np.empty(MAX_BLOCK), np.empty((rows, 12)), np.empty((rows, rows)), np.empty((rows, rows)),
                          index, index.copy(), index.copy(), np.empty(2, dtype=np.int64),
                          np.empty(rows, dtype=np.bool_), np.empty(rows), np.empty(rows), np.empty(rows),
-                         np.empty(rows), np.empty(bodies, dtype=np.bool_), np.empty(1), np.empty(rows))
+                         np.empty(rows), np.empty(bodies, dtype=np.bool_), np.empty(1), np.empty(rows),
+                         np.empty(rows))
         clear_workspace(work)
         return work
 
@@ -365,16 +376,32 @@ def redrift(bodies, state, world, body, h, work):
     free_rotor_drift(state.quat[world, body], bodies.inv_inertia[body], state.momentum[world, body], h)
 
 
+@kernel(inline="always")
+def damper_compliance(damping, h):
+    """c = 4 / (h d) of a damper row of damping d (N s/m or N m s/rad) in a step of h seconds (m/s per N s or
+    rad/s per N m s; 0 when h or d is 0: no damper acts). Over a half-step the trapezoidal rule gives the
+    force -d G v the impulse P = -(h/4) d (G v_start + G v_end), i.e. the soft row G v_end + c P + G v_start = 0:
+    linear in the end velocity, so it is solved exactly with the other rows (SHAKE over the opening half-step,
+    the velocity projection over the closing one). Each half is A-stable, where the explicit opening half of
+    velocity Verlet's damping amplified a light body's velocity by |1 - h d / 2m| (a 50 g finger pad on
+    20 N s/m at h = 10 ms: 1, so its servo spring's h omega = 2 mode, a jump of two steps, never decayed)."""
+    return 4.0 / (h * damping) if h > 0.0 and damping > 0.0 else 0.0
+
+
 @kernel
-def begin_step(rows, state, world, work):
-    """Before the drift: store c_n, q_n, the start-of-step values g(q_n) and gradients G(q_n). The impulses
-    and chord rates of the previous step stay in ``work`` as the warm start of this one (zero them when the
-    state jumps, e.g. on reset)."""
+def begin_step(rows, bodies, state, world, h, work):
+    """At the start of the step, before the opening kick: store c_n, q_n, the start-of-step values g(q_n)
+    and gradients G(q_n), and each damper row's rate G(q_n) v_n and compliance (``damper_compliance``), which
+    SHAKE's opening half of the damping starts from. The impulses and chord rates of the previous step stay in
+    ``work`` as the warm start of this one (zero them when the state jumps, e.g. on reset)."""
     for body in range(work.com0.shape[0]):
         copy_into(state.com[world, body], work.com0[body])
         copy_into(state.quat[world, body], work.quat0[body])
     for r in range(rows.kind.size):
         work.start_value[r] = evaluate_row(rows, r, state, world, work.start_gradient[r])
+        work.compliance[r] = damper_compliance(rows.damping[r], h)
+        if rows.damping[r] > 0.0:
+            work.damper_start[r] = row_rate(rows, bodies, state, world, r, work.start_gradient[r], work.vectors[0])
 
 
 @kernel(inline="always")
@@ -651,27 +678,44 @@ def _apply_shake(rows, bodies, solver, state, world, h, work):
 def _prepare_shake(rows, bodies, state, world, h, gradient, work):
     """The quasi-Newton matrix of this step's SHAKE, K = h G W G0^T with G the rows' gradients in ``gradient``
     (R, 12) and W at the current orientations (the first iterate's, see ``shake``; G0 and q_n themselves in
-    ``predict_shake``), over every row that can move a body (``work.active``: G0 W G0^T > 0). K itself is not
-    symmetric and its diagonal may be negative: a row whose gradient turns through a sign change of its
-    angular part within the step (the radial row of a point-like bob on a hinge as the rod crosses that
-    row's axis) couples to itself as 1/m + L^2 sin(theta) sin(theta_0) / I, negative when I << m L^2."""
+    ``predict_shake``), over every row that can move a body (``work.active``: G0 W G0^T > 0), a damper row with
+    h c on its diagonal (``_damper_residual``). K itself is not symmetric and its diagonal may be negative: a
+    row whose gradient turns through a sign change of its angular part within the step (the radial row of a
+    point-like bob on a hinge as the rod crosses that row's axis) couples to itself as
+    1/m + L^2 sin(theta) sin(theta_0) / I, negative when I << m L^2."""
     for r in range(rows.kind.size):
         _mobility(bodies, state, world, rows, r, work.start_gradient[r], work.mobility[r])
-        work.active[r] = rows.damping[r] == 0.0 and _shared_coupling(rows, work.start_gradient, r, work.mobility,
-                                                                      r) > 0.0
+        work.active[r] = _shared_coupling(rows, work.start_gradient, r, work.mobility, r) > 0.0
     _assemble(rows, gradient, work, h)
+    for r in range(rows.kind.size):
+        if work.active[r]:
+            work.matrix[r, r] += h * work.compliance[r]
 
 
 @kernel
-def _position_residuals(rows, state, world, work):
-    """g and G of every row at the current poses (``work.residual``, ``work.gradient``); returns the largest
-    error of the rows that act (``_acting_error`` against ``work.impulse_position``)."""
+def _damper_residual(rows, bodies, state, world, h, work, r):
+    """SHAKE's residual of damper row r (m): h (G0 v + c P + G0 v_n), its soft row over the opening half-step
+    (``damper_compliance``) times h, at the current half-step velocity v (angular at q_n) with P its impulse
+    so far; its gradient ``work.gradient[r]`` is set to G0, the direction its impulse acts along, so that
+    ``_assemble`` takes its exact coupling h G0 W G0^T."""
+    copy_into(work.start_gradient[r], work.gradient[r])
+    return h * (_start_rate(rows, bodies, state, world, r, work) + work.compliance[r] * work.impulse_position[r]
+                + work.damper_start[r])
+
+
+@kernel
+def _position_residuals(rows, bodies, state, world, h, work):
+    """g and G of every row at the current poses (``work.residual``, ``work.gradient``; a damper's residual
+    and gradient are ``_damper_residual``'s); returns the largest error of the rows that act (``_acting_error``
+    against ``work.impulse_position``)."""
     worst = 0.0
     for r in range(rows.kind.size):
-        value = evaluate_row(rows, r, state, world, work.gradient[r])
+        if rows.damping[r] > 0.0:
+            value = _damper_residual(rows, bodies, state, world, h, work, r)
+        else:
+            value = evaluate_row(rows, r, state, world, work.gradient[r])
         work.residual[r] = value
-        if rows.damping[r] == 0.0:
-            worst = _worse(worst, _acting_error(rows.sense[r], value, work.impulse_position[r]))
+        worst = _worse(worst, _acting_error(rows.sense[r], value, work.impulse_position[r]))
     return worst
 
 
@@ -692,13 +736,17 @@ def predict_shake(rows, bodies, solver, state, world, h, work):
     step (a servo's new target, a contact's reaction on a jointed body) is taken whole, however much it changed
     since the previous step, and the iteration is left only the change of the curvature, O(h) of it. Equality
     rows always; one-sided rows by the active set (``_solve_pass``), taking part where the prediction would
-    violate them. RATTLE's only: the trap variants (``shake``) start from the drift alone, and this returns."""
+    violate them; each damper row by its soft row (``_damper_residual``, linear: met exactly here). RATTLE's
+    only: the trap variants (``shake``) start from the drift alone, and this returns."""
     if not _rattle(solver):
         return
     for r in range(rows.kind.size):
-        rate = _start_rate(rows, bodies, state, world, r, work)
-        work.residual[r] = work.start_value[r] + h * (rate - work.chord_rate[r])
         work.impulse_position[r] = 0.0
+        if rows.damping[r] > 0.0:
+            work.residual[r] = _damper_residual(rows, bodies, state, world, h, work, r)
+        else:
+            rate = _start_rate(rows, bodies, state, world, r, work)
+            work.residual[r] = work.start_value[r] + h * (rate - work.chord_rate[r])
     _prepare_shake(rows, bodies, state, world, h, work.start_gradient, work)
     _solve_pass(rows, work, work.impulse_position, solver.tolerance)
     for r in range(rows.kind.size):
@@ -725,7 +773,7 @@ def _shake_direct(rows, bodies, solver, state, world, h, work):
     ``shake``). Returns the iterations used (evaluations of g, the last one meeting the tolerance) or -1."""
     previous = math.inf
     for iteration in range(solver.max_sweeps):
-        worst = _position_residuals(rows, state, world, work)
+        worst = _position_residuals(rows, bodies, state, world, h, work)
         if worst <= solver.tolerance:
             return iteration + 1
         if iteration == 0 or worst > SLOW_GAIN * previous:
@@ -826,7 +874,8 @@ def _shake_row(rows, bodies, solver, state, world, h, work, r, impulse):
 def _shake_sweeps(rows, bodies, solver, state, world, h, work):
     """SHAKE by sweeps over the rows, for the trap variants (see ``shake``): Jacobi (every row evaluated, then
     all row impulses applied) or Gauss-Seidel over the blocks of ``block_end`` with the CURRENT gradients.
-    Dampers take no part."""
+    Dampers take no part, so these variants leave out the opening half of the damping: they are for the
+    undamped scenes of the tests that keep those traps closed."""
     count = rows.kind.size
     for sweep in range(solver.max_sweeps):
         worst = 0.0
@@ -944,22 +993,33 @@ def project_velocity(rows, bodies, solver, state, world, h, work):
 
 
 @kernel
+def begin_closing(rows, bodies, state, world, work):
+    """Before the closing kick (after SHAKE and the contacts' position correction): each damper row's rate
+    G(q_{n+1}) v_half at the poses and velocities they left (``work.damper_start``), where the closing half of
+    its damping starts (``begin_projection``)."""
+    for r in range(rows.kind.size):
+        if rows.damping[r] > 0.0:
+            evaluate_row(rows, r, state, world, work.gradient[r])
+            work.damper_start[r] = row_rate(rows, bodies, state, world, r, work.gradient[r], work.vectors[0])
+
+
+@kernel
 def begin_projection(rows, bodies, solver, state, world, half, work):
     """Set up the velocity projection at the current poses: each row's gradient G(q_{n+1}), W G^T and the
     matrix K = G W G^T, which rows take part (``work.active``, see ``project_velocity``), and the warm start:
     the previous step's impulse of each active row applied along its gradient (inactive rows start from
     zero).
 
-    A damper row (damping d > 0) acts over the ``half`` seconds (s) of the closing kick: its impulse is the
-    trapezoidal rule's implicit half, P = -half d G v' at the projected velocity v', i.e. the soft row
-    G v' + c P = 0 with compliance c = 1 / (half d) on K's diagonal. Being linear in v', it is solved exactly
-    with the other rows and the contacts, where a fixed-point iteration around the whole projection would
-    contract by half d / m only (and not at all once that reaches 1). With ``half`` = 0 no damper acts."""
+    A damper row (damping d > 0) acts over the ``half`` seconds (s) of the closing kick by the trapezoidal
+    rule, P = -(half/2) d (G v_half + G v') (``damper_compliance``, G v_half from ``begin_closing``): the soft
+    row G v' + c P + G v_half = 0 with c on K's diagonal. Being linear in v', it is solved exactly with the
+    other rows and the contacts, where a fixed-point iteration around the whole projection would contract by
+    half d / m only (and not at all once that reaches 1). With ``half`` = 0 no damper acts."""
     for r in range(rows.kind.size):
         grad = work.gradient[r]
         value = evaluate_row(rows, r, state, world, grad)
         _mobility(bodies, state, world, rows, r, grad, work.mobility[r])
-        work.compliance[r] = 1.0 / (half * rows.damping[r]) if half > 0.0 and rows.damping[r] > 0.0 else 0.0
+        work.compliance[r] = damper_compliance(rows.damping[r], 2.0 * half)
         acting = work.compliance[r] > 0.0 if rows.damping[r] > 0.0 else (
             rows.sense[r] == EQUALITY or rows.sense[r] * value <= solver.tolerance or work.impulse_position[r] != 0.0)
         work.active[r] = acting and _shared_coupling(rows, work.gradient, r, work.mobility, r) > 0.0
@@ -979,13 +1039,14 @@ def projection_sweep(rows, bodies, state, world, work):
     """One pass of the velocity projection (after ``begin_projection``): the rates G v of the active rows at
     the current velocities, then, unless they already meet the tolerance, one ``_solve_pass`` (exact for the
     equality rows) whose impulses are added to ``work.impulse_velocity`` and applied. Returns the largest
-    |G v| it met over the rows that act (m/s or rad/s; a damper's residual is G v + c P): converged when that
-    is below ``solver.velocity_tolerance``."""
+    |G v| it met over the rows that act (m/s or rad/s; a damper's residual is G v + c P + G v_half): converged
+    when that is below ``solver.velocity_tolerance``."""
     worst = 0.0
     for r in range(rows.kind.size):
         if work.active[r]:
             rate = row_rate(rows, bodies, state, world, r, work.gradient[r], work.vectors[0])
-            rate += work.compliance[r] * work.impulse_velocity[r]
+            if work.compliance[r] > 0.0:
+                rate += work.compliance[r] * work.impulse_velocity[r] + work.damper_start[r]
             work.residual[r] = rate
             worst = _worse(worst, _acting_error(rows.sense[r], rate, work.impulse_velocity[r]))
     if worst <= work.threshold[0]:

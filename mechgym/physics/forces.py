@@ -88,9 +88,10 @@ def coordinate_wrench(bodies, actuators, coordinates, state, world, ctrl, scratc
     qfrc_actuator on those dofs) to the bodies' wrenches (B, 6). Per coordinate c: q = qpos0 + g (unwrapped
     against state.turns) and qvel = G v of its measuring row; Q_c = -damping_c qvel + sum over its actuators of
     gear0 a with a = actuator_force(l = gear0 q, v = gear0 qvel); Q acts on the two bodies as Q G (virtual
-    work, ``joints.add_coordinate_forces``). The closing kick (``damped`` False) leaves out what the damper rows
-    apply implicitly (``constraints.begin_projection``): the joint damping and the velocity term of each
-    ``actuators.damper``."""
+    work, ``joints.add_coordinate_forces``). The kicks (``damped`` False) leave out what the damper rows
+    apply implicitly (``constraints.damper_compliance``): the joint damping and the velocity term of each
+    ``actuators.damper``; with ``damped`` the forces are whole, at the current velocities (a reset's resting
+    reactions, ``step.resting_forces``)."""
     rows = coordinates.rows
     turns = state.turns[world]
     for c in range(rows.kind.size):

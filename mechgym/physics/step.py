@@ -3,12 +3,14 @@ worlds.
 
 One step of length h from t_k = k h (k = the global step index, so time is never accumulated):
 
+  begin_step     store x_k, the start-of-step constraint gradients G(x_k) and the dampers' rates
+                                                                                  (constraints.begin_step)
   opening kick   v <- v + h/2 (g + F(x_k, v_k)/m) + J[t_k, t_k + h/2)/m,   L <- L + h/2 T(x_k, v_k) + J_T[...]
-  begin_step     store x_k and the start-of-step constraint gradients G(x_k)      (constraints.begin_step)
   predict        impulses along G(x_k) that make the drift's linear prediction meet the rows
                                                                                   (constraints.predict_shake)
   drift          c <- c + h v;  q <- free-rotor flow of h with L fixed (rotation.free_rotor_drift)
   shake          impulses along G(x_k) on the half-step (v, L) until x_{k+1} satisfies every row
+  begin_closing  the dampers' rates at x_{k+1} and the half-step (v, L)          (constraints.begin_closing)
   closing kick   v' = v + h/2 (g + F(x_{k+1}, v')/m) + J[t_k + h/2, t_{k+1})/m  (and L' likewise)
   project        impulses along G(x_{k+1}) until G(x_{k+1}) v' = 0              (constraints.project_velocity)
 
@@ -25,9 +27,10 @@ the contacts and the rows' blocks in turn until both are converged: one velocity
 F, T: smooth (fluid, damping, actuator) wrenches about the COM; J: exact impulses of the applied force
 windows over the half-step each kick serves; g: gravity. The closing kick is implicit in the velocity
 when any force depends on it. Hinge and slide joint damping and the kv of their servos (``Actuators.damper``),
-linear in v', are solved exactly with the joints and the contacts: each damped coordinate has a damper row
-whose impulse is the kick's -h/2 d G v' (``constraints.begin_projection``), so that the closing kick leaves
-them out. Every other velocity-dependent force (fluid, free-joint damping, free-joint and site actuators' kv,
+linear in v, are solved exactly with the joints and the contacts, and are left out of F: each damped coordinate
+has a damper row whose impulse over each half-step is the trapezoidal rule's, implicit in the half-step's end
+velocity (``constraints.damper_compliance``), in SHAKE for the opening half and in the velocity projection for
+the closing one. Every other velocity-dependent force (fluid, free-joint damping, free-joint and site actuators' kv,
 force-limited servos) is solved by fixed-point iteration: the map
 v' -> v + h/2 F(v')/m contracts with factor about h |dF/dv| / (2m), and each iteration gains that factor, so
 iterating to round-off keeps the step second order (trapezoidal in the velocity-dependent forces). From the third
@@ -62,7 +65,15 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .constraints import Workspace, begin_step, clear_workspace, predict_shake, project_velocity, shake
+from .constraints import (
+    Workspace,
+    begin_closing,
+    begin_step,
+    clear_workspace,
+    predict_shake,
+    project_velocity,
+    shake,
+)
 from .contact import (
     CONTACT_VELOCITY_TOLERANCE,
     HELD_FLOATS,
@@ -342,17 +353,17 @@ def advance(bodies, actuators, env, linkage, geoms, windows, state, contacts, co
             # Scenes without smooth forces keep wrench = 0 and skip its evaluation. The hinge/slide forces are
             # added here and not inside the inlined smooth_wrench: there, their call (never made without such
             # forces) measurably doubled the step time of scenes without them.
+            if constrained or contacting:
+                begin_step(rows, bodies, state, world, h, work)
             if env.smooth:
                 smooth_wrench(bodies, actuators, env, state, world, ctrl[world], frames, wrench)
                 if env.coordinate_forces:
                     coordinate_wrench(bodies, actuators, linkage.coordinates, state, world, ctrl[world], scratch,
-                                      True, wrench)
+                                      False, wrench)
             window_impulse(windows, world, t0, t_mid, impulse)
             opening_kick(bodies, env, state, world, half, wrench, impulse)
             if contacting:
                 warm_start(bodies, state, world, h, contacts)
-            if constrained or contacting:
-                begin_step(rows, state, world, work)
             if constrained:
                 predict_shake(rows, bodies, solver, state, world, h, work)
             drift(bodies, state, world, h)
@@ -367,6 +378,8 @@ def advance(bodies, actuators, env, linkage, geoms, windows, state, contacts, co
                 elif correct_positions(linkage, bodies, state, world, contacts, contact_scratch, work, joined) < 0:
                     code = CONTACTS_NOT_SOLVED
             if code == OK:
+                if constrained:
+                    begin_closing(rows, bodies, state, world, work)
                 window_impulse(windows, world, t_mid, t1, impulse)
                 if env.implicit:
                     code = closing_kick(bodies, actuators, env, linkage, constrained, state, world, ctrl[world], half,

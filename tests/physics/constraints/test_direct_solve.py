@@ -30,8 +30,8 @@ def _counts(bodies, env, linkage, state, h, out, wrench, impulse, work):
     per step SHAKE's iterations and the velocity projection's passes. Returns the steps completed."""
     rows, solver = linkage.rows, linkage.solver
     for k in range(out.shape[0]):
+        rattle.begin_step(rows, bodies, state, 0, h, work)
         opening_kick(bodies, env, state, 0, 0.5 * h, wrench, impulse)
-        rattle.begin_step(rows, state, 0, work)
         rattle.predict_shake(rows, bodies, solver, state, 0, h, work)
         drift(bodies, state, 0, h)
         out[k, 0] = rattle.shake(rows, bodies, solver, state, 0, h, work)

@@ -22,8 +22,8 @@ def drifted_seesaw():
     bodies, rows, state = seesaw()
     work = rattle.Workspace.empty(state.com.shape[1], rows.kind.size)
     zeros = np.zeros((state.com.shape[1], 6))
+    rattle.begin_step(rows, bodies, state, 0, H, work)
     opening_kick(bodies, ENV, state, 0, 0.5 * H, zeros, zeros)
-    rattle.begin_step(rows, state, 0, work)
     drift(bodies, state, 0, H)
     return bodies, rows, state, work
 

@@ -71,9 +71,9 @@ def test_multi_contact_impact_never_gains_kinetic_energy(restitution, euler):
     zeros = np.zeros((1, 6))
     impacts = 0
     for k in range(400):  # the driver's stages, with the kinetic energy measured around the velocity solve
+        begin_step(scene.rows, bodies, state, 0, h, scene.work)
         opening_kick(bodies, env, state, 0, h / 2, zeros, zeros)
         contact.warm_start(bodies, state, 0, h, contacts)
-        begin_step(scene.rows, state, 0, scene.work)
         drift(bodies, state, 0, h)
         count = contact.find_contacts(scene.geoms, bodies, env, state, 0, (k + 1) * h, h, scene.work.com0,
                                       scene.work.quat0, contacts, scratch, contact.MARGIN, True, False)
