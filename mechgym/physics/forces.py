@@ -12,9 +12,9 @@ from typing import NamedTuple
 import numpy as np
 
 from .actuators import actuator_force, actuator_wrench
-from .constraints import evaluate_row, row_rate
+from .constraints import row_rate
 from .jit import kernel
-from .joints import add_coordinate_forces, add_row_force, coordinate_value
+from .joints import add_coordinate_forces, coordinate_value
 from .kinematics import BODY_QUAT, OFFSET, OMEGA_LOCAL, ORIGIN_VEL, add_wrench_at, derive_frame
 from .rotation import rot
 
@@ -83,42 +83,28 @@ class CoordinateScratch(NamedTuple):
 
 
 @kernel
-def coordinate_wrench(bodies, actuators, coordinates, state, world, ctrl, scratch, damped, wrench):
-    """Add the joint damping (when ``damped``) and hinge/slide actuator forces (MuJoCo's qfrc_damper +
-    qfrc_actuator on those dofs) to the bodies' wrenches (B, 6). Per coordinate c: q = qpos0 + g (unwrapped
-    against state.turns) and qvel = G v of its measuring row; Q_c = -damping_c qvel + sum over its actuators of
-    gear0 a with a = actuator_force(l = gear0 q, v = gear0 qvel); Q acts on the two bodies as Q G (virtual
-    work, ``joints.add_coordinate_forces``). The kicks (``damped`` False) leave out what the damper rows
-    apply implicitly (``constraints.damper_compliance``): the joint damping and the velocity term of each
-    ``actuators.damper``; with ``damped`` the forces are whole, at the current velocities (a reset's resting
-    reactions, ``step.resting_forces``)."""
+def coordinate_wrench(bodies, actuators, coordinates, state, world, ctrl, scratch, wrench):
+    """Add the hinge/slide actuator forces (MuJoCo's qfrc_actuator on those dofs) to the bodies' wrenches (B, 6),
+    less what the damper rows apply implicitly (``constraints.damper_compliance``): the joint damping
+    (qfrc_damper) and the velocity term of each ``actuators.damper``. Per coordinate c: q = qpos0 + g (unwrapped
+    against state.turns) and qvel = G v of its measuring row; Q_c = sum over its actuators of gear0 a with
+    a = actuator_force(l = gear0 q, v = gear0 qvel); Q acts on the two bodies as Q G (virtual work,
+    ``joints.add_coordinate_forces``)."""
     rows = coordinates.rows
     turns = state.turns[world]
     for c in range(rows.kind.size):
         scratch.value[c] = coordinate_value(coordinates, c, state, world, turns, scratch.grad)
         scratch.rate[c] = row_rate(rows, bodies, state, world, c, scratch.grad, scratch.omega)
-        scratch.force[c] = -coordinates.damping[c] * scratch.rate[c] if damped else 0.0
+        scratch.force[c] = 0.0
     for i in range(actuators.coordinate.size):
         c = actuators.coordinate[i]
         if c < 0:
             continue
         gear = actuators.gear[i, 0]
         length = gear * (coordinates.qpos0[c] + scratch.value[c])
-        rate = scratch.rate[c] if damped or not actuators.damper[i] else 0.0
+        rate = 0.0 if actuators.damper[i] else scratch.rate[c]
         scratch.force[c] += gear * actuator_force(actuators, i, ctrl, length, gear * rate)
     add_coordinate_forces(coordinates, state, world, scratch.force, scratch.grad, wrench)
-
-
-@kernel
-def damper_wrench(rows, bodies, state, world, grad, omega, wrench):
-    """Add the force of every damper row (``constraints.begin_projection``) at the current velocities,
-    Q = -d G v along its gradient, to the bodies' wrenches (B, 6): what the closing kick left to those rows, as
-    the next opening kick applies it. ``grad`` (12,), ``omega`` (3,): scratch."""
-    for r in range(rows.kind.size):
-        if rows.damping[r] == 0.0:
-            continue
-        evaluate_row(rows, r, state, world, grad)
-        add_row_force(rows, r, grad, -rows.damping[r] * row_rate(rows, bodies, state, world, r, grad, omega), wrench)
 
 
 @kernel(inline="always")

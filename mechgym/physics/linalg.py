@@ -147,12 +147,16 @@ def proximal_lcp(a, n, q, z, member, vectors, factor, indices, tolerance):
     eps = PROXIMAL_RIDGE max a_ii, each problem positive definite and solved exactly by ``principal_pivoting``
     from the set where z_k > 0, finds which z_i are free; it converges to a solution when one exists, but along an
     eigenvalue sigma of the free set's block only by eps / (sigma + eps) per iteration. So after each iteration the
-    free set's own equations (a z + q)_i = 0 are solved for the change from z_{k+1} (``eliminate``: the unknowns
-    of dependent equations keep their value), and that point is taken when it meets complementarity to
-    ``tolerance`` (the units of w; z_i scaled by a_ii). ``member`` (n,) int64, ``vectors`` (3, n), ``factor``
-    (n, n), ``indices`` (2, n) int64: scratch. Returns the iterations used, or -1 if they ran out (no solution:
-    the problem is infeasible) or a pivoting failed."""
+    free set's own equations (a z + q)_i = 0 are solved for the change from z_{k+1} (``_free_set_trial``), and that
+    point is taken when it meets complementarity to ``tolerance`` (the units of w; z_i scaled by a_ii). Where the
+    free set's equations depend on each other and cannot all be met (a pad's four points on the card's edge, with
+    the card held by the table and its fixture: 12 contacts, D of rank 6), the ridge keeps z_i > 0 on an equation
+    the others leave unmet, w_i > 0, and the iteration would stay there; the member with the largest such w_i then
+    leaves the set (z_i = 0) and the rest is solved again, at most once per member. ``member`` (n,) int64,
+    ``vectors`` (3, n), ``factor`` (n, n), ``indices`` (2, n) int64: scratch. Returns the iterations used, or -1
+    if they ran out (no solution: the problem is infeasible) or a pivoting failed."""
     shifted, trial, change = vectors[0], vectors[1], vectors[2]
+    free = indices[1]
     scale = 0.0
     for i in range(n):
         scale = max(scale, a[i, i])
@@ -166,35 +170,60 @@ def proximal_lcp(a, n, q, z, member, vectors, factor, indices, tolerance):
         m = 0
         for i in range(n):
             if member[i]:
-                indices[1][m] = i
+                free[m] = i
                 m += 1
-        for e in range(m):  # the free set's equations for the change of its unknowns
-            r = indices[1][e]
-            value = q[r]
-            for j in range(n):
-                value += a[r, j] * z[j]
-            shifted[e] = -value
-            for f in range(m):
-                factor[e, f] = a[r, indices[1][f]]
-        eliminate(factor, shifted, m, indices[0], member, change)  # (member: its column scratch here)
-        for i in range(n):
-            trial[i] = z[i]
-        for e in range(m):
-            trial[indices[1][e]] += change[e]
-        if _complementary(a, n, q, trial, tolerance):
-            for i in range(n):
-                z[i] = trial[i]
-            return iteration + 1
+        for _ in range(m + 1):
+            _free_set_trial(a, n, q, z, free, m, factor, shifted, indices[0], member, change, trial)
+            if _complementary(a, n, q, trial, tolerance):
+                for i in range(n):
+                    z[i] = trial[i]
+                return iteration + 1
+            drop, largest = -1, tolerance
+            for e in range(m):
+                rate = _rate(a, n, q, trial, free[e])
+                if rate > largest:
+                    drop, largest = e, rate
+            if drop < 0:
+                break
+            m -= 1
+            free[drop] = free[m]
     return -1
+
+
+@kernel
+def _free_set_trial(a, n, q, z, free, m, factor, rhs, rows, cols, change, trial):
+    """trial = z on the set free[:m] plus the change that solves the set's equations (a trial + q)_i = 0 there
+    (``eliminate``: the unknowns of dependent equations keep their value), 0 off the set. ``factor``, ``rhs``,
+    ``rows``, ``cols``, ``change``: scratch."""
+    for e in range(m):
+        r = free[e]
+        value = q[r]
+        for f in range(m):
+            value += a[r, free[f]] * z[free[f]]
+        rhs[e] = -value
+        for f in range(m):
+            factor[e, f] = a[r, free[f]]
+    eliminate(factor, rhs, m, rows, cols, change)
+    for i in range(n):
+        trial[i] = 0.0
+    for e in range(m):
+        trial[free[e]] = z[free[e]] + change[e]
+
+
+@kernel
+def _rate(a, n, q, z, i):
+    """w_i = (a z + q)_i."""
+    w = q[i]
+    for j in range(n):
+        w += a[i, j] * z[j]
+    return w
 
 
 @kernel
 def _complementary(a, n, q, z, tolerance):
     """z >= 0, w = a z + q >= 0 and z_i w_i = 0 to ``tolerance`` (w's units, z_i scaled by a_ii)."""
     for i in range(n):
-        w = q[i]
-        for j in range(n):
-            w += a[i, j] * z[j]
+        w = _rate(a, n, q, z, i)
         if z[i] * a[i, i] < -tolerance or w < -tolerance or (z[i] > 0.0 and w > tolerance):
             return False
     return True

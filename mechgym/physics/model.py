@@ -79,9 +79,9 @@ class Environment(NamedTuple):
     gravity: np.ndarray  # (3,) m/s^2 (zero when gravity is disabled)
     wind: np.ndarray  # (3,) m/s, for the fluid forces
     fluid: bool  # any fluid force
-    smooth: bool  # any fluid, damping or actuator force at all (else the smooth wrench is identically zero)
+    smooth: bool  # any fluid, free-joint damping or actuator force at all (else the smooth wrench is identically zero)
     implicit: bool  # a force depends on velocity other than through damper rows: fixed-point closing kick
-    coordinate_forces: bool  # any hinge/slide damping or actuator (evaluated on the coordinates' rows)
+    coordinate_forces: bool  # any hinge/slide actuator (evaluated on the coordinates' rows)
     contacts: bool  # some geoms can collide: the step finds and solves contacts (contact.py)
 
 
@@ -135,17 +135,16 @@ def build_model(model: mujoco.MjModel) -> EngineModel:
                            clamp=not (disabled & _DISABLE.mjDSBL_CLAMPCTRL))
     gravity = np.zeros(3) if disabled & _DISABLE.mjDSBL_GRAVITY else model.opt.gravity.copy()
     fluid = bool(model.opt.density > 0 or model.opt.viscosity > 0) and mj_body.size > 0
-    damped = bool(np.any(damping)) or bool(np.any(coordinates.damping))
-    # Hinge/slide damping and the servos' kv act through damper rows (constraints.begin_projection); the other
-    # velocity-dependent forces make the closing kick a fixed-point iteration (step.closing_kick).
+    # Hinge/slide damping and the servos' kv act through damper rows (constraints.damper_compliance), not as
+    # forces; the other velocity-dependent forces make the closing kick a fixed-point iteration (step.closing_kick).
     coordinate_damping = coordinates.damping.copy()
     for i in np.flatnonzero(actuators.damper):
         coordinate_damping[actuators.coordinate[i]] -= actuators.gear[i, 0] ** 2 * actuators.bias_vel[i]
     undamped = ~actuators.damper
     implicit = fluid or bool(np.any(damping)) or bool(np.any(actuators.gain_vel[undamped])
                                                         or np.any(actuators.bias_vel[undamped]))
-    smooth = fluid or damped or actuators.body.size > 0
-    coordinate_forces = bool(np.any(coordinates.damping)) or bool(np.any(actuators.coordinate >= 0))
+    smooth = fluid or bool(np.any(damping)) or actuators.body.size > 0
+    coordinate_forces = bool(np.any(actuators.coordinate >= 0))
     contacts = colliding_pairs(model)[0].size > 0
     env = Environment(gravity, model.opt.wind.copy(), fluid, smooth, implicit, coordinate_forces, contacts)
     rows = Rows.concatenate([constraints.rows, damper_rows(coordinates, coordinate_damping)])

@@ -88,7 +88,7 @@ from .contact import (
     solve_contacts,
     warm_start,
 )
-from .forces import CoordinateScratch, coordinate_wrench, damper_wrench, smooth_wrench, window_impulse
+from .forces import CoordinateScratch, coordinate_wrench, smooth_wrench, window_impulse
 from .jit import kernel, zero_arrays
 from .joints import update_turns
 from .kinematics import FRAME_SIZE
@@ -176,13 +176,14 @@ def opening_kick(bodies, env, state, world, half, wrench, impulse):
 def resting_forces(bodies, actuators, env, linkage, state, world, ctrl, scratch):
     """The smooth forces (N, N m about each COM) that the opening kick applies at the state of ``world`` under
     the controls ``ctrl`` (U,), for the resting reactions of the contacts at a reset
-    (``contact.prime_contacts``), in ``scratch.wrench`` (B, 6) (``scratch``: a StepScratch, cleared first).
-    (``advance`` evaluates the same two terms itself, and only in scenes with smooth forces.)"""
+    (``contact.prime_contacts``), in ``scratch.wrench`` (B, 6) (``scratch``: a StepScratch, cleared first); the
+    dampers are rows, not forces (``constraints.damper_compliance``). (``advance`` evaluates the same two terms
+    itself, and only in scenes with smooth forces.)"""
     clear_step_scratch(scratch)
     if env.smooth:
         smooth_wrench(bodies, actuators, env, state, world, ctrl, scratch.frames, scratch.wrench)
         if env.coordinate_forces:
-            coordinate_wrench(bodies, actuators, linkage.coordinates, state, world, ctrl, scratch.coordinates, True,
+            coordinate_wrench(bodies, actuators, linkage.coordinates, state, world, ctrl, scratch.coordinates,
                               scratch.wrench)
 
 
@@ -219,7 +220,7 @@ def closing_kick(bodies, actuators, env, linkage, constrained, state, world, ctr
         if iteration > 0:
             smooth_wrench(bodies, actuators, env, state, world, ctrl, frames, wrench)
             if env.coordinate_forces:
-                coordinate_wrench(bodies, actuators, linkage.coordinates, state, world, ctrl, scratch, False, wrench)
+                coordinate_wrench(bodies, actuators, linkage.coordinates, state, world, ctrl, scratch, wrench)
         converged = iteration > 0
         along, across = 0.0, 0.0  # r . dr, dr . dr in the kinetic-energy metric
         for b in range(start.shape[0]):
@@ -359,7 +360,7 @@ def advance(bodies, actuators, env, linkage, geoms, windows, state, contacts, co
                 smooth_wrench(bodies, actuators, env, state, world, ctrl[world], frames, wrench)
                 if env.coordinate_forces:
                     coordinate_wrench(bodies, actuators, linkage.coordinates, state, world, ctrl[world], scratch,
-                                      False, wrench)
+                                      wrench)
             window_impulse(windows, world, t0, t_mid, impulse)
             opening_kick(bodies, env, state, world, half, wrench, impulse)
             if contacting:
@@ -390,7 +391,7 @@ def advance(bodies, actuators, env, linkage, geoms, windows, state, contacts, co
                         smooth_wrench(bodies, actuators, env, state, world, ctrl[world], frames, wrench)
                         if env.coordinate_forces:
                             coordinate_wrench(bodies, actuators, linkage.coordinates, state, world, ctrl[world],
-                                              scratch, False, wrench)
+                                              scratch, wrench)
                     opening_kick(bodies, env, state, world, half, wrench, impulse)
                     if constrained and project_velocity(rows, bodies, solver, state, world, h, work) < 0:
                         code = NOT_PROJECTED
@@ -398,9 +399,6 @@ def advance(bodies, actuators, env, linkage, geoms, windows, state, contacts, co
                                                        work, joined, False) < 0:
                         code = CONTACTS_NOT_SOLVED
             if code == OK and contacting:
-                # settle_contacts balances the next opening kick's smooth forces: the dampers' at v' too
-                if constrained:
-                    damper_wrench(rows, bodies, state, world, scratch.grad, scratch.omega, wrench)
                 if settle_contacts(linkage, bodies, env, state, world, h, wrench, contacts, contact_scratch, work,
                                    joined, saved_impulses) < 0:
                     code = CONTACTS_NOT_SOLVED

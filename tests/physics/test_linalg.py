@@ -109,6 +109,22 @@ def test_a_pad_pressing_the_card_into_the_table_is_corrected_to_the_slow_gap():
     assert _complementarity(a, q, z) <= SLOW_GAP
 
 
+def test_a_pad_on_the_edge_of_a_wedged_card_is_corrected_by_dropping_the_equation_the_others_leave_unmet():
+    """Seed 9 of the random servo targets at dt = 5 ms, t = 2.065 s: a pad driven down at 1.7 m/s with its face
+    5.5 mm into the top edge of the card, which stands tilted on the table between the fixtures; 12 contacts, D
+    of rank 6, the multipliers of the correction's first 50 sweeps as the start. The free set the proximal
+    iteration finds holds a dependent equation that the others leave 3.7e-11 m open (w_i > 0 while it pushes),
+    and kept it there for every iteration: 10^5 sweeps and 2000 direct steps did not converge, and the step
+    failed. Dropping that member (``linalg.proximal_lcp``) solves the problem to round-off in one iteration."""
+    with np.load(Path(__file__).parent / "contact" / "data" / "pad_on_the_edge_of_a_wedged_card.npz") as data:
+        a, q, start = data["matrix"], data["gap"], data["start"]
+    assert np.linalg.matrix_rank(a, tol=1e-9 * np.abs(a).max()) == 6
+    assert _complementarity(a, q, start) > SLOW_GAP
+    iterations, z = _lcp(a, q, start)
+    assert iterations == 1
+    assert _complementarity(a, q, z) <= 1e-13 * np.abs(q).max()
+
+
 def test_a_pad_deep_in_the_cards_edge_is_corrected_from_zero_where_the_sweeps_start_fails():
     """Seed 14 of the same random servo targets, t = 1.738 s: a pad's face 5.0 mm into the card's edge, the card
     on the table, 12 contacts, D of rank 6. From the multipliers of the correction's first 50 sweeps the proximal

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import math
 
-from ..constraints import LIN_B, apply_impulse, begin_projection, coupling, projection_sweep, row_rate
+from ..constraints import (
+    LIN_B,
+    apply_impulse,
+    begin_closing,
+    begin_projection,
+    coupling,
+    projection_sweep,
+    row_rate,
+)
 from ..jit import kernel
 from .dense import solve_dense
 from .detect import find_contacts
@@ -315,22 +323,25 @@ def end_rebound(world, contacts):
 def _rest_reactions(linkage, bodies, env, state, world, h, wrench, contacts, scratch, work, joined, held):
     """The reaction forces that hold the touching contacts against the next opening half-kick: F = 2 P / h from
     a trial solve of v + h/2 (g + F_s/m), L + h/2 T_s (F_s, T_s: the smooth forces in ``wrench`` (B, 6): servos,
-    damping, fluid) with every target at rest (friction as decided), together with the constraint rows
-    (projected from zero impulses at the current poses); velocities, momenta and the rows' velocity impulses
-    (kept in ``held`` (R,)) restored afterwards. Returns the trial's sweeps, or -1."""
+    fluid) with every target at rest (friction as decided), together with the constraint rows (projected from
+    zero impulses at the current poses) and the dampers as that half-step applies them (their trapezoidal
+    impulse from the current rates, ``constraints.damper_compliance``); velocities, momenta and the rows'
+    velocity impulses (kept in ``held`` (R,)) restored afterwards. Returns the trial's sweeps, or -1."""
     saved = scratch.displacement
+    rows = linkage.rows
+    if rows.kind.size > 0:
+        begin_closing(rows, bodies, state, world, work)
     for b in range(saved.shape[0]):
         for k in range(3):
             saved[b, k] = state.vel[world, b, k]
             saved[b, 3 + k] = state.momentum[world, b, k]
             state.vel[world, b, k] += 0.5 * h * (env.gravity[k] + wrench[b, k] * bodies.inv_mass[b])
             state.momentum[world, b, k] += 0.5 * h * wrench[b, 3 + k]
-    rows = linkage.rows
     for r in range(rows.kind.size):
         held[r] = work.impulse_velocity[r]
         work.impulse_velocity[r] = 0.0
     if rows.kind.size > 0:
-        begin_projection(rows, bodies, linkage.solver, state, world, 0.0, work)
+        begin_projection(rows, bodies, linkage.solver, state, world, 0.5 * h, work)
     sweeps = solve_contacts(linkage, bodies, state, world, h, contacts, scratch, work, joined, False)
     capacity = contacts.prev_geom1.size // contacts.count.size
     for i in range(world * capacity, world * capacity + min(contacts.count[world], capacity)):
