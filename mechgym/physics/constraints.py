@@ -382,9 +382,9 @@ def damper_compliance(damping, h):
     rad/s per N m s; 0 when h or d is 0: no damper acts). Over a half-step the trapezoidal rule gives the
     force -d G v the impulse P = -(h/4) d (G v_start + G v_end), i.e. the soft row G v_end + c P + G v_start = 0:
     linear in the end velocity, so it is solved exactly with the other rows (SHAKE over the opening half-step,
-    the velocity projection over the closing one). Each half is A-stable, where the explicit opening half of
-    velocity Verlet's damping amplified a light body's velocity by |1 - h d / 2m| (a 50 g finger pad on
-    20 N s/m at h = 10 ms: 1, so its servo spring's h omega = 2 mode, a jump of two steps, never decayed)."""
+    the velocity projection over the closing one). Each half is A-stable: it multiplies a damped velocity by
+    (1 - h d / 4m) / (1 + h d / 4m), where an explicit half multiplies it by 1 - h d / 2m, of magnitude 1 and
+    more once h d >= 4m (a 50 g finger pad on 20 N s/m at 10 ms)."""
     return 4.0 / (h * damping) if h > 0.0 and damping > 0.0 else 0.0
 
 

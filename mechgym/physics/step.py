@@ -24,7 +24,7 @@ joint (``contact.correct_positions``), and after the velocity projection of the 
 the contacts and the rows' blocks in turn until both are converged: one velocity-level solve
 (``contact.solve_contacts``).
 
-F, T: smooth (fluid, damping, actuator) wrenches about the COM; J: exact impulses of the applied force
+F, T: smooth (fluid, free-joint damping, actuator) wrenches about the COM; J: exact impulses of the applied force
 windows over the half-step each kick serves; g: gravity. The closing kick is implicit in the velocity
 when any force depends on it. Hinge and slide joint damping and the kv of their servos (``Actuators.damper``),
 linear in v, are solved exactly with the joints and the contacts, and are left out of F: each damped coordinate
@@ -351,11 +351,11 @@ def advance(bodies, actuators, env, linkage, geoms, windows, state, contacts, co
             _copy_world(state, saved, world, False)
             if contacting:
                 keep_contacts(contacts, world, held, held_ints, held_floats, False)
+            if constrained or contacting:
+                begin_step(rows, bodies, state, world, h, work)
             # Scenes without smooth forces keep wrench = 0 and skip its evaluation. The hinge/slide forces are
             # added here and not inside the inlined smooth_wrench: there, their call (never made without such
             # forces) measurably doubled the step time of scenes without them.
-            if constrained or contacting:
-                begin_step(rows, bodies, state, world, h, work)
             if env.smooth:
                 smooth_wrench(bodies, actuators, env, state, world, ctrl[world], frames, wrench)
                 if env.coordinate_forces:
