@@ -100,7 +100,7 @@ def test_an_interrupted_run_keeps_a_whole_checkpoint_and_resumes_to_its_target(t
     process.send_signal(how)
     _, err = process.communicate(timeout=120)
     if how == signal.SIGINT:
-        assert process.returncode == 130 and "--resume" in err
+        assert process.returncode == 130 and "--resume" in err, (process.returncode, err[-3000:])
     run = RunFolder.open(out)
     assert not run.record["finished"]
     TrainedPolicy(run)  # the checkpoint run.json names is whole
