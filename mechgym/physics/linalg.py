@@ -141,18 +141,19 @@ def principal_pivoting(a, n, ridge, q, member, z, factor, index, tolerance):
 
 
 @kernel
-def proximal_lcp(a, n, q, z, member, vectors, factor, indices, tolerance):
+def proximal_lcp(a, n, q, z, member, vectors, factor, indices, tolerance, open_slack):
     """z[:n] >= 0 with w = a z + q >= 0 and z . w = 0, a[:n, :n] symmetric positive semidefinite (singular where
     rows depend on each other), from z on entry. The proximal point iteration z_{k+1} = LCP(a + eps I, q - eps z_k),
     eps = PROXIMAL_RIDGE max a_ii, each problem positive definite and solved exactly by ``principal_pivoting``
     from the set where z_k > 0, finds which z_i are free; it converges to a solution when one exists, but along an
     eigenvalue sigma of the free set's block only by eps / (sigma + eps) per iteration. So after each iteration the
     free set's own equations (a z + q)_i = 0 are solved for the change from z_{k+1} (``_free_set_trial``), and that
-    point is taken when it meets complementarity to ``tolerance`` (the units of w; z_i scaled by a_ii). Where the
-    free set's equations depend on each other and cannot all be met (a pad's four points on the card's edge, with
-    the card held by the table and its fixture: 12 contacts, D of rank 6), the ridge keeps z_i > 0 on an equation
-    the others leave unmet, w_i > 0, and the iteration would stay there; the member with the largest such w_i then
-    leaves the set (z_i = 0) and the rest is solved again, at most once per member. ``member`` (n,) int64,
+    point is taken when it meets complementarity (``_complementary``): z_i a_ii >= -tolerance, w_i >= -tolerance,
+    and w_i <= ``open_slack`` where z_i > 0 (the units of w). Where the free set's equations depend on each other
+    and cannot all be met (a pad's four points on the card's edge, with the card held by the table and its
+    fixture: 12 contacts, D of rank 6), the ridge keeps z_i > 0 on an equation the others leave unmet, w_i > 0,
+    and the iteration would stay there; the member with the largest w_i above ``open_slack`` then leaves the set
+    (z_i = 0) and the rest is solved again, at most once per member. ``member`` (n,) int64,
     ``vectors`` (3, n), ``factor`` (n, n), ``indices`` (2, n) int64: scratch. Returns the iterations used, or -1
     if they ran out (no solution: the problem is infeasible) or a pivoting failed."""
     shifted, trial, change = vectors[0], vectors[1], vectors[2]
@@ -174,11 +175,11 @@ def proximal_lcp(a, n, q, z, member, vectors, factor, indices, tolerance):
                 m += 1
         for _ in range(m + 1):
             _free_set_trial(a, n, q, z, free, m, factor, shifted, indices[0], member, change, trial)
-            if _complementary(a, n, q, trial, tolerance):
+            if _complementary(a, n, q, trial, tolerance, open_slack):
                 for i in range(n):
                     z[i] = trial[i]
                 return iteration + 1
-            drop, largest = -1, tolerance
+            drop, largest = -1, open_slack
             for e in range(m):
                 rate = _rate(a, n, q, trial, free[e])
                 if rate > largest:
@@ -220,10 +221,11 @@ def _rate(a, n, q, z, i):
 
 
 @kernel
-def _complementary(a, n, q, z, tolerance):
-    """z >= 0, w = a z + q >= 0 and z_i w_i = 0 to ``tolerance`` (w's units, z_i scaled by a_ii)."""
+def _complementary(a, n, q, z, tolerance, open_slack):
+    """z >= 0 and w = a z + q >= 0 to ``tolerance`` (w's units, z_i scaled by a_ii), and w_i <= ``open_slack``
+    where z_i > 0."""
     for i in range(n):
         w = _rate(a, n, q, z, i)
-        if z[i] * a[i, i] < -tolerance or w < -tolerance or (z[i] > 0.0 and w > tolerance):
+        if z[i] * a[i, i] < -tolerance or w < -tolerance or (z[i] > 0.0 and w > open_slack):
             return False
     return True

@@ -211,8 +211,8 @@ def test_on_the_in_house_engine_random_servo_targets_after_the_pinch_never_lose_
     times the card's 100 N reaction on a 50 g pad) sent a pad tens of millimetres off its slide within the
     drift, and the iteration converged to a pose turned once round, or not at all; SHAKE's first iterate is
     now the linear solve at the step's start (``constraints.predict_shake``), which hands such an impulse to
-    the joints whole. The contact solve still fails in about one seed in ten (seeds 0-79: 7 of 80; Engine IV's
-    open part): measured 3 of these 16 (seeds 1, 4, 7), at most 3 allowed."""
+    the joints whole. The contact solve still fails in some (seeds 0-79: 5 of 80; Engine IV's open part):
+    measured 2 of these 16 (seeds 4, 7), at most 3 allowed."""
     failed = []
     for seed in range(16):
         try:

@@ -10,7 +10,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mechgym.physics.contact.position import SLOW_GAP
+from mechgym.physics.contact.position import PUSHING_GAP, SLOW_GAP
+from mechgym.physics.contact.sets import POSITION_TOLERANCE
 from mechgym.physics.linalg import cholesky_solve, proximal_lcp, ridge_cholesky
 
 
@@ -41,12 +42,14 @@ def test_an_indefinite_matrix_has_no_factor():
     assert not ridge_cholesky(factor, 2, 0.0)
 
 
-def _lcp(a, q, start, tolerance=None):
+def _lcp(a, q, start, tolerance=None, open_slack=None):
+    """``proximal_lcp`` from ``start``; ``open_slack`` defaults to the tolerance."""
     n = q.size
     z = start.copy()
+    tolerance = 1e-13 * np.abs(q).max() if tolerance is None else tolerance
     iterations = proximal_lcp(a, n, q, z, np.zeros(n, dtype=np.int64), np.zeros((3, n)), np.zeros((n, n)),
-                              np.zeros((2, n), dtype=np.int64),
-                              1e-13 * np.abs(q).max() if tolerance is None else tolerance)
+                              np.zeros((2, n), dtype=np.int64), tolerance,
+                              tolerance if open_slack is None else open_slack)
     return iterations, z
 
 
@@ -123,6 +126,25 @@ def test_a_pad_on_the_edge_of_a_wedged_card_is_corrected_by_dropping_the_equatio
     iterations, z = _lcp(a, q, start)
     assert iterations == 1
     assert _complementarity(a, q, z) <= 1e-13 * np.abs(q).max()
+
+
+def test_a_pad_on_the_edge_of_a_card_wedged_between_the_fixtures_is_corrected_with_its_pushing_gaps_open():
+    """Seed 4 of the random servo targets at dt = 5 ms, t = 2.205 s: a pad 4.5 mm into the top edge of the card,
+    which touches the table and both fixtures; 12 contacts, D of rank 6, the multipliers of the correction's
+    first 50 sweeps as the start. Its pushing contacts' dependent equations can be met together only to about
+    2e-11 m: complementarity to SLOW_GAP (1e-11 m) is out of reach from either start, and the correction failed
+    after 10^5 sweeps. Letting a pushing gap end up to PUSHING_GAP open (a tenth of TOUCH: it still touches),
+    the direct step's first try leaves no penetration beyond round-off."""
+    path = Path(__file__).parent / "contact" / "data" / "pad_on_the_edge_of_a_card_wedged_between_the_fixtures.npz"
+    with np.load(path) as data:
+        a, q, start = data["matrix"], data["gap"], data["start"]
+    assert np.linalg.matrix_rank(a, tol=1e-9 * np.abs(a).max()) == 6
+    assert _lcp(a, q, start, SLOW_GAP)[0] < 0 and _lcp(a, q, np.zeros_like(start), SLOW_GAP)[0] < 0
+    iterations, z = _lcp(a, q, start, POSITION_TOLERANCE, PUSHING_GAP)
+    assert iterations > 0
+    w = a @ z + q
+    assert z.min() >= 0.0 and w.min() >= -1e-15
+    assert np.all(w[z > 0] <= PUSHING_GAP)
 
 
 def test_a_pad_deep_in_the_cards_edge_is_corrected_from_zero_where_the_sweeps_start_fails():

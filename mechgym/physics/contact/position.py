@@ -22,6 +22,11 @@ from .sets import MAX_SWEEPS, POSITION_TOLERANCE
 SLOW_SWEEPS = 1000
 SLOW_GAP = 1e-11
 DIRECT_EVERY = 50
+# A pushing contact's linearised gap may end this far open (m): a tenth of TOUCH, so it still touches. Where a pad
+# went 4.5-6 mm into the top edge of a card standing between the fixtures, the pushing set's dependent equations
+# could be met together only to 1.4e-11-3.7e-11 m, while no gap needed to stay below its target by more than
+# round-off.
+PUSHING_GAP = 1e-10
 
 
 @kernel
@@ -80,8 +85,10 @@ def correct_positions(linkage, bodies, state, world, contacts, scratch, work, jo
     or an impact's rebound gap, dropped where the gaps conflict: ``_drop_rebound_gaps``; lambda_n >= 0) by
     projected Gauss-Seidel on the normals found after the drift (or at a swept body's first-touch pose), then
     move the centres by dx and turn the frames by dtheta (q <- exp(dtheta) q, world frame); converged when no
-    sweep moves a gap by more than POSITION_TOLERANCE (or, after SLOW_SWEEPS, every gap is within SLOW_GAP of
-    complementarity). The contacts within the margin that do not touch take part with the target 0: they carry
+    sweep moves a gap by more than POSITION_TOLERANCE, when a direct step (every DIRECT_EVERY sweeps) leaves no
+    gap below its target by more than its tolerance and no pushing one above it by more than PUSHING_GAP
+    (``_within``), or, after SLOW_SWEEPS, when the gaps are within SLOW_GAP of that.
+    The contacts within the margin that do not touch take part with the target 0: they carry
     no correction of their own, but no correction may push them into penetration (a plate righted at one
     corner must not dig the other corner in). Returns the sweeps used, or -1 if not converged.
 
@@ -133,18 +140,22 @@ def correct_positions(linkage, bodies, state, world, contacts, scratch, work, jo
             add_response(rows, bodies, state, world, displacement, a, b, row, change, work.gradient, joined,
                          joined.response[c, 0])
             worst = max(worst, abs(change) * k)
-        if worst <= POSITION_TOLERANCE or (sweep >= SLOW_SWEEPS and _within(contacts, world, scratch, SLOW_GAP)):
+        converged = worst <= POSITION_TOLERANCE or (sweep >= SLOW_SWEEPS and _within(contacts, world, scratch,
+                                                                                    SLOW_GAP))
+        if not converged and sweep % DIRECT_EVERY == DIRECT_EVERY - 1:
+            if sweep == DIRECT_EVERY - 1:
+                _build_matrix(linkage, bodies, state, world, contacts, scratch, work, joined, count)
+            tolerance = POSITION_TOLERANCE if sweep < SLOW_SWEEPS else SLOW_GAP
+            if _direct_step(linkage, bodies, state, world, contacts, scratch, work, joined, count, tolerance):
+                converged = _within(contacts, world, scratch, tolerance)
+            else:
+                _drop_rebound_gaps(contacts, world, count)
+        if converged:
             for body in range(displacement.shape[0]):
                 _move(state, world, body, displacement[body])
             if constrained and not _restore_rows(linkage, bodies, state, world, work, joined):
                 return -1
             return sweep + 1
-        if sweep % DIRECT_EVERY == DIRECT_EVERY - 1:
-            if sweep == DIRECT_EVERY - 1:
-                _build_matrix(linkage, bodies, state, world, contacts, scratch, work, joined, count)
-            if not _direct_step(linkage, bodies, state, world, contacts, scratch, work, joined, count,
-                                POSITION_TOLERANCE if sweep < SLOW_SWEEPS else SLOW_GAP):
-                _drop_rebound_gaps(contacts, world, count)
     return -1
 
 
@@ -203,8 +214,9 @@ def _direct_step(linkage, bodies, state, world, contacts, scratch, work, joined,
     multipliers and, if that fails, from zero (a pad 5 mm into the card's edge: the iterations from the sweeps'
     multipliers ran out, from zero 17 met SLOW_GAP). A set whose targets conflict (a slider driven deep into one
     wall, its rebound target beyond the other wall: no multipliers meet both) has no solution and takes no step
-    (``correct_positions`` then drops the rebound gaps). Returns True if a step was taken (the sweeps then
-    confirm convergence). Contacts the joints block (zero coupling) take no part."""
+    (``correct_positions`` then drops the rebound gaps). A pushing contact may end up to PUSHING_GAP open. Returns
+    True if a step was taken (``correct_positions`` then checks it with ``_within``).
+    Contacts the joints block (zero coupling) take no part."""
     base = world * (contacts.prev_geom1.size // contacts.count.size)
     matrix, system, unknowns = scratch.dense, scratch.system, scratch.unknowns
     target, multiplier = scratch.system_vectors[0], scratch.system_vectors[1]
@@ -221,11 +233,11 @@ def _direct_step(linkage, bodies, state, world, contacts, scratch, work, joined,
     if n == 0:
         return False
     if proximal_lcp(system, n, target, multiplier, scratch.kinds, scratch.system_vectors[2:], scratch.factor,
-                    scratch.pivots, tolerance) < 0:
+                    scratch.pivots, tolerance, PUSHING_GAP) < 0:
         for e in range(n):
             multiplier[e] = 0.0
         if proximal_lcp(system, n, target, multiplier, scratch.kinds, scratch.system_vectors[2:], scratch.factor,
-                        scratch.pivots, tolerance) < 0:
+                        scratch.pivots, tolerance, PUSHING_GAP) < 0:
             return False
     for e in range(n):
         c = unknowns[e]
@@ -242,7 +254,7 @@ def _direct_step(linkage, bodies, state, world, contacts, scratch, work, joined,
 @kernel
 def _within(contacts, world, scratch, slack):
     """Every contact's linearised gap within ``slack`` (m) of complementarity: no gap below its target by more
-    (no penetration left), none that pushes (lambda > 0) above it by more."""
+    (no penetration left), and none that pushes (lambda > 0) above it by more than PUSHING_GAP."""
     capacity = contacts.prev_geom1.size // contacts.count.size
     base = world * capacity
     displacement = scratch.displacement
@@ -251,7 +263,8 @@ def _within(contacts, world, scratch, slack):
         if not contacts.coupling[i, 0, 0] > 0.0:
             continue
         gap = contacts.dist[i] + row_change(displacement, contacts.body_a[i], contacts.body_b[i], contacts.rows[i, 0])
-        if gap < contacts.gap_target[i] - slack or (scratch.lam[c] > 0.0 and gap > contacts.gap_target[i] + slack):
+        if gap < contacts.gap_target[i] - slack or (scratch.lam[c] > 0.0
+                                                    and gap > contacts.gap_target[i] + PUSHING_GAP):
             return False
     return True
 
