@@ -31,7 +31,7 @@ One step of length h (``step.advance`` runs these stages; the kicks are those of
   shake           all rows at once: dlambda = -K^{-1} g with K = h G W G0^T (LU-factored once per step),
                   impulse dlambda G0 on v_half and L_half, re-drift the bodies from (c_n, q_n); a
                   quasi-Newton iteration until every |g| is below the position tolerance  (this module)
-  begin_closing   the dampers' G(q_{n+1}) v_half                                  (this module)
+  damper rates    the dampers' G(q_{n+1}) v_half                   (this module: start_damper_rates)
   closing kick    v_{n+1} = v_half + h/2 a_{n+1}                                 (step.closing_kick)
   project         G(q_{n+1}) v_{n+1} = 0 for the active rows: one LU solve of G W G^T (equality rows;
                   one-sided rows by an active set)                               (this module)
@@ -185,7 +185,7 @@ class Workspace(NamedTuple):
     # rad/s per N m s), 0 for the other rows
     compliance: np.ndarray
     # (R,) the rate G v each damper row's current half-step starts from (m/s or rad/s): G(q_n) v_n in SHAKE
-    # (``begin_step``), G(q_{n+1}) v_half in the velocity projection (``begin_closing``); 0 for the other rows
+    # (``begin_step``), G(q_{n+1}) v_half in the velocity projection (``start_damper_rates``); 0 for the other rows
     damper_start: np.ndarray
 
     @staticmethod
@@ -993,10 +993,11 @@ def project_velocity(rows, bodies, solver, state, world, h, work):
 
 
 @kernel
-def begin_closing(rows, bodies, state, world, work):
-    """Before the closing kick (after SHAKE and the contacts' position correction): each damper row's rate
-    G(q_{n+1}) v_half at the poses and velocities they left (``work.damper_start``), where the closing half of
-    its damping starts (``begin_projection``)."""
+def start_damper_rates(rows, bodies, state, world, work):
+    """Each damper row's rate G v at the current poses and velocities (``work.damper_start``), where the damping
+    of a velocity-level solve over the next half-step starts (``begin_projection``): before the closing kick,
+    G(q_{n+1}) v_half at what SHAKE and the contacts' position correction left; in the resting reactions' trial
+    of the next opening half-step (``contact.solve``), the current rates."""
     for r in range(rows.kind.size):
         if rows.damping[r] > 0.0:
             evaluate_row(rows, r, state, world, work.gradient[r])
@@ -1011,7 +1012,7 @@ def begin_projection(rows, bodies, solver, state, world, half, work):
     zero).
 
     A damper row (damping d > 0) acts over the ``half`` seconds (s) of the closing kick by the trapezoidal
-    rule, P = -(half/2) d (G v_half + G v') (``damper_compliance``, G v_half from ``begin_closing``): the soft
+    rule, P = -(half/2) d (G v_half + G v') (``damper_compliance``, G v_half from ``start_damper_rates``): the soft
     row G v' + c P + G v_half = 0 with c on K's diagonal. Being linear in v', it is solved exactly with the
     other rows and the contacts, where a fixed-point iteration around the whole projection would contract by
     half d / m only (and not at all once that reaches 1). With ``half`` = 0 no damper acts."""

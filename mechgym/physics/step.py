@@ -10,7 +10,7 @@ One step of length h from t_k = k h (k = the global step index, so time is never
                                                                                   (constraints.predict_shake)
   drift          c <- c + h v;  q <- free-rotor flow of h with L fixed (rotation.free_rotor_drift)
   shake          impulses along G(x_k) on the half-step (v, L) until x_{k+1} satisfies every row
-  begin_closing  the dampers' rates at x_{k+1} and the half-step (v, L)          (constraints.begin_closing)
+  damper rates   the dampers' rates at x_{k+1} and the half-step (v, L)     (constraints.start_damper_rates)
   closing kick   v' = v + h/2 (g + F(x_{k+1}, v')/m) + J[t_k + h/2, t_{k+1})/m  (and L' likewise)
   project        impulses along G(x_{k+1}) until G(x_{k+1}) v' = 0              (constraints.project_velocity)
 
@@ -67,12 +67,12 @@ import numpy as np
 
 from .constraints import (
     Workspace,
-    begin_closing,
     begin_step,
     clear_workspace,
     predict_shake,
     project_velocity,
     shake,
+    start_damper_rates,
 )
 from .contact import (
     CONTACT_VELOCITY_TOLERANCE,
@@ -380,7 +380,7 @@ def advance(bodies, actuators, env, linkage, geoms, windows, state, contacts, co
                     code = CONTACTS_NOT_SOLVED
             if code == OK:
                 if constrained:
-                    begin_closing(rows, bodies, state, world, work)
+                    start_damper_rates(rows, bodies, state, world, work)
                 window_impulse(windows, world, t_mid, t1, impulse)
                 if env.implicit:
                     code = closing_kick(bodies, actuators, env, linkage, constrained, state, world, ctrl[world], half,

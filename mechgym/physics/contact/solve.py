@@ -8,11 +8,11 @@ import math
 from ..constraints import (
     LIN_B,
     apply_impulse,
-    begin_closing,
     begin_projection,
     coupling,
     projection_sweep,
     row_rate,
+    start_damper_rates,
 )
 from ..jit import kernel
 from .dense import solve_dense
@@ -330,7 +330,7 @@ def _rest_reactions(linkage, bodies, env, state, world, h, wrench, contacts, scr
     saved = scratch.displacement
     rows = linkage.rows
     if rows.kind.size > 0:
-        begin_closing(rows, bodies, state, world, work)
+        start_damper_rates(rows, bodies, state, world, work)
     for b in range(saved.shape[0]):
         for k in range(3):
             saved[b, k] = state.vel[world, b, k]
