@@ -9,8 +9,10 @@ forces, which the next step continues, and the broad phase's sort order) and con
 layout (free joints from the body, hinge/slide/ball joints from the constraint rows) and body frames on
 request. ``n`` steps are one compiled call; force windows travel into the kernel, which integrates each one
 exactly over the half-step every kick serves. A step that turns the state non-finite (or whose implicit
-kick, constraint projection or contact solve does not converge) is undone by the kernel and reported
-through ``_fail``; the state stays the last good one. Impacts the kernel records become ``events``.
+kick, constraint projection or contact solve does not converge) is taken again in parts, down to dt / 16
+(``physics.step.MAX_SUBDIVISION``; ``subdivided_steps`` counts such steps since the last reset); one that
+fails even so is undone by the kernel and reported through ``_fail``; the state stays the last good one.
+Impacts the kernel records become ``events``.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from ..physics.dispatch import Direct
 from ..physics.joints import state_from_mujoco, store_coordinates, turns_from_qpos
 from ..physics.kinematics import BODY_QUAT, FRAME_SIZE, OFFSET, OMEGA, ORIGIN_VEL, derive_frame, store_generalized
 from ..physics.state import energy
-from ..physics.step import resting_forces
+from ..physics.step import MAX_SUBDIVISION, resting_forces
 from ..scene import name_of
 from ..simulator import BodyState, Contact, Event, Simulator
 
@@ -85,7 +87,7 @@ class MechgymSimulator(Simulator):
         self._state = State.zeros(1, self.engine.mj_body.size, linkage.coordinates.rows.kind.size,
                                   linkage.rows.kind.size)
         self._ctrl = np.zeros((1, model.nu))
-        self._status = np.zeros((1, 2), dtype=np.int64)
+        self._status = np.zeros((1, 3), dtype=np.int64)
         self._frames = np.empty((self.engine.mj_body.size, FRAME_SIZE))  # scratch for body()
         self._vectors, self._grad = np.zeros((8, 3)), np.zeros(12)  # scratch for store_coordinates
         bodies = self.engine.mj_body.size
@@ -105,14 +107,16 @@ class MechgymSimulator(Simulator):
             self._kernel(engine.bodies, engine.actuators, engine.env, engine.linkage, engine.geoms,
                          self._window_arrays(), self._state, contacts, self._scratch, self._ctrl, self._step_count, n,
                          self._dt, self._status, self._step_scratch)
-            # The kernel stops early (status OK) before its event buffer could overflow: collect and go on.
-            for e in range(int(contacts.event_count[0])):
+            # The kernel stops early (status OK) before its event buffer could overflow: collect and go on. (Only
+            # a single step taken in parts that records more impacts than the buffer holds loses the rest.)
+            for e in range(min(int(contacts.event_count[0]), contacts.event_time.shape[1])):
                 g1, g2 = contacts.event_geom[0, e]
                 self._events.append(Event(float(contacts.event_time[0, e]), self.geom_name(g1), self.geom_name(g2),
                                           float(contacts.event_speed[0, e])))
             contacts.event_count[0] = 0
-            done, code = (int(x) for x in self._status[0])
+            done, code, in_parts = (int(x) for x in self._status[0])
             self._step_count += done
+            self.subdivided_steps += in_parts
             n -= done
             if code != OK:
                 self._report_failure(code)
@@ -120,17 +124,18 @@ class MechgymSimulator(Simulator):
 
     def _report_failure(self, code: int) -> None:
         """The kernel left the state as the failing step found it; raise ``SimulationError`` naming why."""
-        if code == NON_FINITE:
-            self._fail("the engine state became non-finite in the next step")
-        if code == NOT_CONVERGED:
-            self._fail(f"the implicit velocity update did not converge in the next step: velocity-dependent "
-                       f"forces are too stiff for dt = {self._dt} s")
-        if code == NOT_PROJECTED:
-            self._fail(f"the constraint projection did not converge in the next step (dt = {self._dt} s): the "
-                       "joints, rods or ropes cannot be satisfied, or are too far violated for the step")
         if code == TOO_MANY_CONTACTS:
             self._fail(f"the next step found more than {self._capacity} contacts or {self._pairs} candidate geom pairs")
-        self._fail(f"the contact solve did not converge in the next step (dt = {self._dt} s)")
+        parts = f"dt = {self._dt} s, and in parts down to dt / {2 ** MAX_SUBDIVISION}"
+        if code == NON_FINITE:
+            self._fail(f"the engine state became non-finite in the next step ({parts})")
+        if code == NOT_CONVERGED:
+            self._fail(f"the implicit velocity update did not converge in the next step ({parts}): "
+                       "velocity-dependent forces are too stiff")
+        if code == NOT_PROJECTED:
+            self._fail(f"the constraint projection did not converge in the next step ({parts}): the joints, rods "
+                       "or ropes cannot be satisfied, or are too far violated for the step")
+        self._fail(f"the contact solve did not converge in the next step ({parts})")
 
     def _window_arrays(self) -> Windows:
         windows = self._windows
@@ -248,6 +253,7 @@ class MechgymSimulator(Simulator):
         self._state.impulse_velocity[0] = 0.0
         self._state.chord_rate[0] = 0.0
         self._ctrl[0] = ctrl
+        self.subdivided_steps = 0
         self._contacts.assign(ContactSet.empty(1, self._capacity, EVENTS))
         self._scratch.order[...] = np.arange(self._scratch.order.size)
         engine = self.engine

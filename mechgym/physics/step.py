@@ -24,6 +24,12 @@ joint (``contact.correct_positions``), and after the velocity projection of the 
 the contacts and the rows' blocks in turn until both are converged: one velocity-level solve
 (``contact.solve_contacts``).
 
+A step whose solve fails (SHAKE, the velocity projection, the contact solve, the implicit kick, or a
+non-finite state) is taken again as two steps of h/2 from the same start, and so on down to h/16
+(``_subdivided_step``; after each part that succeeds the next part grows back as far as its position
+allows); each part is this same step with its own length, so the step stays consistent and its parts'
+boundaries are exact binary fractions of h. Only a failure of a part of h/16 fails the step.
+
 F, T: smooth (fluid, free-joint damping, actuator) wrenches about the COM; J: exact impulses of the applied force
 windows over the half-step each kick serves; g: gravity. The closing kick is implicit in the velocity
 when any force depends on it. Hinge and slide joint damping and the kv of their servos (``Actuators.damper``),
@@ -104,6 +110,34 @@ MAX_ITERATIONS = 100
 # contacts than the ContactSet holds per world, or more candidate pairs than the broad phase's scratch
 # holds; CONTACTS_NOT_SOLVED = the position correction or the velocity solve of the contacts did not converge.
 OK, NON_FINITE, NOT_CONVERGED, NOT_PROJECTED, TOO_MANY_CONTACTS, CONTACTS_NOT_SOLVED = 0, 1, 2, 3, 4, 5
+# (inside ``advance`` only: a subdivided step met a nearly full impact-event buffer)
+_EVENTS_FULL = -1
+
+# A step whose solve fails (NON_FINITE, NOT_CONVERGED, NOT_PROJECTED, CONTACTS_NOT_SOLVED) is taken again as two
+# steps of h/2, each of those likewise, down to h / 2**MAX_SUBDIVISION; only a failure there fails the step.
+# SHAKE's equations g(q(lambda)) = 0 (impulses along G(q_n)) have a solution only for h small enough against
+# the configuration: a chain whose light link spins on its own axis at 70 rad/s under a 1 N m motor reaches a
+# fold of g at h = 1 ms (|g| stalls at 5e-5 m with dg/dlambda of condition 1e8, the exact Newton iteration
+# included) and is solved at h/2. Four halvings cover an h 16 times too large for the scene.
+MAX_SUBDIVISION = 4
+
+
+class Snapshot(NamedTuple):
+    """One world's state at the start of a step (or of a part of a subdivided step), for taking it again:
+    the bodies, the contact set (``contact.keep_contacts``), the rows' warm starts and the hinges' turns."""
+
+    bodies: np.ndarray  # (B, 13): c, v, L, q
+    held: np.ndarray  # (2,) int64: the contact and event counts
+    held_ints: np.ndarray  # (K, HELD_INTS) int64: the contact set
+    held_floats: np.ndarray  # (K, HELD_FLOATS)
+    rows: np.ndarray  # (R, 3): impulse_position, impulse_velocity, chord_rate
+    turns: np.ndarray  # (C,) rad
+
+    @staticmethod
+    def empty(bodies: int, rows: int, coordinates: int, capacity: int) -> Snapshot:
+        return Snapshot(np.empty((bodies, 13)), np.zeros(2, dtype=np.int64),
+                        np.empty((capacity, HELD_INTS), dtype=np.int64), np.empty((capacity, HELD_FLOATS)),
+                        np.empty((rows, 3)), np.empty(coordinates))
 
 
 class StepScratch(NamedTuple):
@@ -112,10 +146,8 @@ class StepScratch(NamedTuple):
     their initial values at the start of every call (``clear_step_scratch``), so that no call depends on an
     earlier one."""
 
-    held: np.ndarray  # (2,) int64: the contact and event counts before the step (contact.keep_contacts)
-    held_ints: np.ndarray  # (K, HELD_INTS) int64: the contact set before the step
-    held_floats: np.ndarray  # (K, HELD_FLOATS)
-    saved: np.ndarray  # (B, 13) the bodies before the step: c, v, L, q
+    step_start: Snapshot  # the world before the step
+    part_start: Snapshot  # the world before the current part of a subdivided step
     frames: np.ndarray  # (B, FRAME_SIZE) body frames of the smooth forces
     wrench: np.ndarray  # (B, 6) the opening kick's smooth forces F (N), T (N m); 0 in a scene without any
     impulse: np.ndarray  # (B, 6) the force windows' impulses over a half-step, N s and N m s
@@ -132,8 +164,8 @@ class StepScratch(NamedTuple):
         """For ``bodies`` bodies, ``rows`` constraint rows, ``coordinates`` hinge/slide coordinates and
         ``capacity`` contacts per world, as ``clear_step_scratch`` leaves it."""
         scratch = StepScratch(
-            np.empty(2, dtype=np.int64), np.empty((capacity, HELD_INTS), dtype=np.int64),
-            np.empty((capacity, HELD_FLOATS)), np.empty((bodies, 13)), np.empty((bodies, FRAME_SIZE)),
+            Snapshot.empty(bodies, rows, coordinates, capacity), Snapshot.empty(bodies, rows, coordinates, capacity),
+            np.empty((bodies, FRAME_SIZE)),
             np.empty((bodies, 6)), np.empty((bodies, 6)), np.empty((bodies, 6)), np.empty((bodies, 6)),
             np.empty((bodies, 12)), np.empty(rows), CoordinateScratch.zeros(coordinates),
             Workspace.empty(bodies, rows), Joined.empty(capacity, rows, bodies))
@@ -281,23 +313,41 @@ def _finite(state, world):
 
 
 @kernel
-def _copy_world(source, target, world, back):
-    """Copy one world's state to the (B, 13) scratch ``target`` (back=False) or from it (back=True)."""
-    for b in range(source.com.shape[1]):
+def _snapshot(state, contacts, world, contacting, snapshot, back):
+    """Copy world ``world``'s bodies, contact set (when ``contacting``), rows' warm starts and hinge turns into
+    ``snapshot`` (a Snapshot; back=False) or restore them from it (back=True)."""
+    target = snapshot.bodies
+    for b in range(state.com.shape[1]):
         for i in range(3):
             if back:
-                source.com[world, b, i] = target[b, i]
-                source.vel[world, b, i] = target[b, 3 + i]
-                source.momentum[world, b, i] = target[b, 6 + i]
+                state.com[world, b, i] = target[b, i]
+                state.vel[world, b, i] = target[b, 3 + i]
+                state.momentum[world, b, i] = target[b, 6 + i]
             else:
-                target[b, i] = source.com[world, b, i]
-                target[b, 3 + i] = source.vel[world, b, i]
-                target[b, 6 + i] = source.momentum[world, b, i]
+                target[b, i] = state.com[world, b, i]
+                target[b, 3 + i] = state.vel[world, b, i]
+                target[b, 6 + i] = state.momentum[world, b, i]
         for i in range(4):
             if back:
-                source.quat[world, b, i] = target[b, 9 + i]
+                state.quat[world, b, i] = target[b, 9 + i]
             else:
-                target[b, 9 + i] = source.quat[world, b, i]
+                target[b, 9 + i] = state.quat[world, b, i]
+    if contacting:
+        keep_contacts(contacts, world, snapshot.held, snapshot.held_ints, snapshot.held_floats, back)
+    for r in range(snapshot.rows.shape[0]):
+        if back:
+            state.impulse_position[world, r] = snapshot.rows[r, 0]
+            state.impulse_velocity[world, r] = snapshot.rows[r, 1]
+            state.chord_rate[world, r] = snapshot.rows[r, 2]
+        else:
+            snapshot.rows[r, 0] = state.impulse_position[world, r]
+            snapshot.rows[r, 1] = state.impulse_velocity[world, r]
+            snapshot.rows[r, 2] = state.chord_rate[world, r]
+    for c in range(snapshot.turns.size):
+        if back:
+            state.turns[world, c] = snapshot.turns[c]
+        else:
+            snapshot.turns[c] = state.turns[world, c]
 
 
 @kernel
@@ -316,106 +366,173 @@ def _keep_impulses(state, world, work, back):
 
 
 @kernel
+def _step(bodies, actuators, env, linkage, geoms, windows, state, contacts, contact_scratch, ctrl, world, t0, t1, h,
+          step_scratch):
+    """One step of world ``world`` from t0 to t1 = t0 + h (s; both given, each an integer times a power-of-two
+    fraction of the physics step, so consecutive steps share their boundaries exactly) under the controls
+    ``ctrl`` (U,), the stages of the module docstring; returns OK or the first failure, leaving the world as the
+    failure found it (the caller restores it). On success the rows' warm starts and the hinges' turns are
+    written back to ``state``."""
+    rows, solver = linkage.rows, linkage.solver
+    constrained = rows.kind.size > 0
+    contacting = env.contacts
+    capacity = contacts.prev_geom1.size // contacts.count.size
+    frames, wrench, impulse = step_scratch.frames, step_scratch.wrench, step_scratch.impulse
+    scratch, work, joined = step_scratch.coordinates, step_scratch.work, step_scratch.joined
+    half = 0.5 * h
+    t_mid = t0 + half
+    if constrained or contacting:
+        begin_step(rows, bodies, state, world, h, work)
+    # Scenes without smooth forces keep wrench = 0 and skip its evaluation. The hinge/slide forces are added here
+    # and not inside the inlined smooth_wrench: there, their call (never made without such forces) measurably
+    # doubled the step time of scenes without them.
+    if env.smooth:
+        smooth_wrench(bodies, actuators, env, state, world, ctrl, frames, wrench)
+        if env.coordinate_forces:
+            coordinate_wrench(bodies, actuators, linkage.coordinates, state, world, ctrl, scratch, wrench)
+    window_impulse(windows, world, t0, t_mid, impulse)
+    opening_kick(bodies, env, state, world, half, wrench, impulse)
+    if contacting:
+        warm_start(bodies, state, world, h, contacts)
+    if constrained:
+        predict_shake(rows, bodies, solver, state, world, h, work)
+    drift(bodies, state, world, h)
+    if constrained and shake(rows, bodies, solver, state, world, h, work) < 0:
+        return NOT_PROJECTED
+    if contacting:
+        found = find_contacts(geoms, bodies, env, state, world, t1, h, work.com0, work.quat0, contacts,
+                              contact_scratch, MARGIN, True, False)
+        if found < 0 or found > capacity:
+            return TOO_MANY_CONTACTS
+        if correct_positions(linkage, bodies, state, world, contacts, contact_scratch, work, joined) < 0:
+            return CONTACTS_NOT_SOLVED
+    if constrained:
+        start_damper_rates(rows, bodies, state, world, work)
+    window_impulse(windows, world, t_mid, t1, impulse)
+    if env.implicit:
+        code = closing_kick(bodies, actuators, env, linkage, constrained, state, world, ctrl, half, h, impulse,
+                            step_scratch.start, step_scratch.previous, step_scratch.history, frames, scratch, work,
+                            wrench, contacts, contact_scratch, joined)
+        if code != OK:
+            return code
+    else:
+        if env.smooth:
+            smooth_wrench(bodies, actuators, env, state, world, ctrl, frames, wrench)
+            if env.coordinate_forces:
+                coordinate_wrench(bodies, actuators, linkage.coordinates, state, world, ctrl, scratch, wrench)
+        opening_kick(bodies, env, state, world, half, wrench, impulse)
+        if constrained and project_velocity(rows, bodies, solver, state, world, h, work) < 0:
+            return NOT_PROJECTED
+        if contacting and solve_contacts(linkage, bodies, state, world, h, contacts, contact_scratch, work, joined,
+                                         False) < 0:
+            return CONTACTS_NOT_SOLVED
+    if contacting and settle_contacts(linkage, bodies, env, state, world, h, wrench, contacts, contact_scratch, work,
+                                      joined, step_scratch.saved_impulses) < 0:
+        return CONTACTS_NOT_SOLVED
+    if not _finite(state, world):
+        return NON_FINITE
+    if constrained:
+        _keep_impulses(state, world, work, True)
+        update_turns(linkage.coordinates, state, world, state.turns[world], scratch.grad)
+    return OK
+
+
+@kernel
+def _as_whole_step(state, world, ratio, work):
+    """After a subdivided step whose last part lasted h / ``ratio``: the rows' impulses and chord rates of that
+    part, scaled by ``ratio``, stand for the step's (the same mean reaction force over h, and the warm starts of
+    the next whole step), in ``state`` and ``work``."""
+    for r in range(state.impulse_position.shape[1]):
+        state.impulse_position[world, r] *= ratio
+        state.impulse_velocity[world, r] *= ratio
+        state.chord_rate[world, r] *= ratio
+    _keep_impulses(state, world, work, False)
+
+
+@kernel
+def _subdivided_step(bodies, actuators, env, linkage, geoms, windows, state, contacts, contact_scratch, ctrl, world,
+                     step, h, guard_events, step_scratch):
+    """Global step ``step`` of world ``world`` (from t = step h to (step + 1) h), taken whole if it succeeds and
+    otherwise in parts of h/2, h/4, ... down to h / 2**MAX_SUBDIVISION: a part that fails is taken again as two
+    halves, and after each part that succeeds the next one is as long as its position allows (up to h). The
+    times stay integers times h / 2**MAX_SUBDIVISION, so the step ends at exactly (step + 1) h. Returns
+    (code, whether the step was subdivided): OK, the failure of a part that could not be halved again
+    (TOO_MANY_CONTACTS is never retried: a part meets the same contacts), or, when ``guard_events``, _EVENTS_FULL
+    before a part that could overflow the impact-event buffer. A failed step leaves the world as some part of it
+    found it (the caller restores the step's start)."""
+    finest = 1 << MAX_SUBDIVISION
+    unit = h / finest  # exact: a power of two
+    contacting = env.contacts
+    capacity = contacts.prev_geom1.size // contacts.count.size
+    part_start = step_scratch.part_start
+    position, size = 0, finest
+    subdivided = False
+    while position < finest:
+        if position > 0 and guard_events and contacts.event_count[world] > contacts.event_time.shape[1] - capacity:
+            return _EVENTS_FULL, subdivided
+        if size < finest:
+            _snapshot(state, contacts, world, contacting, part_start, False)
+        first = step * finest + position
+        code = _step(bodies, actuators, env, linkage, geoms, windows, state, contacts, contact_scratch, ctrl, world,
+                     first * unit, (first + size) * unit, size * unit, step_scratch)
+        if code == OK:
+            position += size
+            if position == finest and subdivided:
+                _as_whole_step(state, world, finest / size, step_scratch.work)
+            while size < finest and position % (2 * size) == 0:
+                size *= 2
+            continue
+        if size == 1 or code == TOO_MANY_CONTACTS:
+            return code, subdivided
+        if size == finest:
+            _snapshot(state, contacts, world, contacting, step_scratch.step_start, True)
+        else:
+            _snapshot(state, contacts, world, contacting, part_start, True)
+        _keep_impulses(state, world, step_scratch.work, False)
+        size //= 2
+        subdivided = True
+    return OK, subdivided
+
+
+@kernel
 def advance(bodies, actuators, env, linkage, geoms, windows, state, contacts, contact_scratch, ctrl, first_step, n, h,
             status, step_scratch):
     """Advance every world of ``state`` by ``n`` steps of ``h`` seconds, starting at global step
     ``first_step``; ``ctrl`` (W, U) is held. status[w] = (steps completed, OK | NON_FINITE | NOT_CONVERGED |
-    NOT_PROJECTED | TOO_MANY_CONTACTS | CONTACTS_NOT_SOLVED): a world stops at its first failing step and is
-    left as that step found it (bodies, hinge turns, warm-start impulses and contact set), so no failed
-    (non-finite or unconverged) state is ever kept. A world also stops early, with status OK and fewer than
-    ``n`` steps completed, when its impact-event buffer (``contacts.event_*``) is nearly full.
+    NOT_PROJECTED | TOO_MANY_CONTACTS | CONTACTS_NOT_SOLVED, steps taken in parts): a step that fails is taken
+    again in parts (``_subdivided_step``); a world stops at its first step that fails even so and is left as
+    that step found it (bodies, hinge turns, warm-start impulses and contact set), so no failed (non-finite or
+    unconverged) state is ever kept. A world also stops early, with status OK and fewer than ``n`` steps
+    completed, when its impact-event buffer (``contacts.event_*``) is nearly full.
 
     With contacts (``env.contacts``) ``contacts`` (contact.ContactSet of W worlds) is the per-world contact
     state carried from step to step and ``contact_scratch`` (contact.Scratch) the broad and narrow phases' work
     arrays; the stages of :mod:`mechgym.physics.contact` run around the kick-drift-kick (module docstring).
     ``step_scratch``: a StepScratch for the scene's bodies, rows, coordinates and contact capacity."""
-    rows, solver = linkage.rows, linkage.solver
-    constrained = rows.kind.size > 0
     contacting = env.contacts
     capacity = contacts.prev_geom1.size // contacts.count.size
     clear_step_scratch(step_scratch)
-    held, held_ints, held_floats = step_scratch.held, step_scratch.held_ints, step_scratch.held_floats
-    saved, frames, wrench, impulse = step_scratch.saved, step_scratch.frames, step_scratch.wrench, step_scratch.impulse
-    start, previous, history = step_scratch.start, step_scratch.previous, step_scratch.history
-    scratch, work, joined = step_scratch.coordinates, step_scratch.work, step_scratch.joined
-    saved_impulses = step_scratch.saved_impulses
-    half = 0.5 * h
+    start, work = step_scratch.step_start, step_scratch.work
     for world in range(state.com.shape[0]):
         status[world, 0] = n
         status[world, 1] = OK
+        status[world, 2] = 0
         _keep_impulses(state, world, work, False)
         for k in range(n):
-            t0 = (first_step + k) * h
-            t_mid = t0 + half
-            t1 = (first_step + k + 1) * h
-            _copy_world(state, saved, world, False)
-            if contacting:
-                keep_contacts(contacts, world, held, held_ints, held_floats, False)
-            if constrained or contacting:
-                begin_step(rows, bodies, state, world, h, work)
-            # Scenes without smooth forces keep wrench = 0 and skip its evaluation. The hinge/slide forces are
-            # added here and not inside the inlined smooth_wrench: there, their call (never made without such
-            # forces) measurably doubled the step time of scenes without them.
-            if env.smooth:
-                smooth_wrench(bodies, actuators, env, state, world, ctrl[world], frames, wrench)
-                if env.coordinate_forces:
-                    coordinate_wrench(bodies, actuators, linkage.coordinates, state, world, ctrl[world], scratch,
-                                      wrench)
-            window_impulse(windows, world, t0, t_mid, impulse)
-            opening_kick(bodies, env, state, world, half, wrench, impulse)
-            if contacting:
-                warm_start(bodies, state, world, h, contacts)
-            if constrained:
-                predict_shake(rows, bodies, solver, state, world, h, work)
-            drift(bodies, state, world, h)
-            code = OK
-            if constrained and shake(rows, bodies, solver, state, world, h, work) < 0:
-                code = NOT_PROJECTED
-            if contacting:
-                found = find_contacts(geoms, bodies, env, state, world, t1, h, work.com0, work.quat0, contacts,
-                                      contact_scratch, MARGIN, True, False)
-                if found < 0 or found > capacity:
-                    code = TOO_MANY_CONTACTS
-                elif correct_positions(linkage, bodies, state, world, contacts, contact_scratch, work, joined) < 0:
-                    code = CONTACTS_NOT_SOLVED
-            if code == OK:
-                if constrained:
-                    start_damper_rates(rows, bodies, state, world, work)
-                window_impulse(windows, world, t_mid, t1, impulse)
-                if env.implicit:
-                    code = closing_kick(bodies, actuators, env, linkage, constrained, state, world, ctrl[world], half,
-                                        h, impulse, start, previous, history, frames, scratch, work, wrench, contacts,
-                                        contact_scratch, joined)
-                else:
-                    if env.smooth:
-                        smooth_wrench(bodies, actuators, env, state, world, ctrl[world], frames, wrench)
-                        if env.coordinate_forces:
-                            coordinate_wrench(bodies, actuators, linkage.coordinates, state, world, ctrl[world],
-                                              scratch, wrench)
-                    opening_kick(bodies, env, state, world, half, wrench, impulse)
-                    if constrained and project_velocity(rows, bodies, solver, state, world, h, work) < 0:
-                        code = NOT_PROJECTED
-                    elif contacting and solve_contacts(linkage, bodies, state, world, h, contacts, contact_scratch,
-                                                       work, joined, False) < 0:
-                        code = CONTACTS_NOT_SOLVED
-            if code == OK and contacting:
-                if settle_contacts(linkage, bodies, env, state, world, h, wrench, contacts, contact_scratch, work,
-                                   joined, saved_impulses) < 0:
-                    code = CONTACTS_NOT_SOLVED
-            if code == OK and not _finite(state, world):
-                code = NON_FINITE
+            _snapshot(state, contacts, world, contacting, start, False)
+            guard_events = contacting and contacts.event_count[world] > 0
+            code, subdivided = _subdivided_step(bodies, actuators, env, linkage, geoms, windows, state, contacts,
+                                                contact_scratch, ctrl[world], world, first_step + k, h, guard_events,
+                                                step_scratch)
             if code != OK:
-                _copy_world(state, saved, world, True)
-                if contacting:
-                    keep_contacts(contacts, world, held, held_ints, held_floats, True)
+                _snapshot(state, contacts, world, contacting, start, True)
+                _keep_impulses(state, world, work, False)
                 status[world, 0] = k
-                status[world, 1] = code
+                status[world, 1] = OK if code == _EVENTS_FULL else code
                 break
-            if constrained:
-                _keep_impulses(state, world, work, True)
-                update_turns(linkage.coordinates, state, world, state.turns[world], scratch.grad)
-            # A step records at most one impact per contact (``capacity``); stop this world early, status OK,
-            # before the event buffer could overflow, so the caller can collect the events and call again.
+            status[world, 2] += subdivided
+            # A step records at most one impact per contact (``capacity``) per part; stop this world early, status
+            # OK, before the event buffer could overflow, so the caller can collect the events and call again.
             if contacting and contacts.event_count[world] > contacts.event_time.shape[1] - capacity:
                 status[world, 0] = k + 1
                 break

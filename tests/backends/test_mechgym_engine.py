@@ -115,9 +115,35 @@ def test_damping_stiff_along_one_direction_gives_the_trapezoidal_rule():
     assert sim.qvel[0] == pytest.approx(-2.0 / 3.0, rel=1e-12)
 
 
-def test_damping_too_stiff_for_the_fixed_point_is_reported():
-    # factors 5 and 15 along two directions: depth-1 acceleration cancels one of them at a time and diverges.
+def dyadic_tilings(size: float, smallest: float):
+    """Every tiling of an interval of length ``size`` by aligned halves, down to parts of ``smallest``: the
+    interval whole, or each half tiled (the parts of a step taken in parts, ``physics.step.MAX_SUBDIVISION``)."""
+    yield (size,)
+    if size > smallest:
+        for first in dyadic_tilings(size / 2, smallest):
+            for second in dyadic_tilings(size / 2, smallest):
+                yield first + second
+
+
+def test_damping_too_stiff_for_the_fixed_point_at_dt_is_integrated_in_parts():
+    """Factors 5 and 15 along two directions: depth-1 acceleration cancels one of them at a time and diverges at
+    dt, so the step is taken in parts, each the trapezoidal rule: v' = v prod((1 - a_i) / (1 + a_i)),
+    a_i = h_i d / 2m, over the parts h_i of a dyadic tiling of dt, the same one for both spheres."""
     sim = mechgym.load(damped_spheres(1000, 3000), backend="mechgym", dt=0.01)
+    sim.step(1)
+    assert sim.subdivided_steps == 1
+
+    def rule(d, parts):
+        return math.prod((1.0 - h * d / 2.0) / (1.0 + h * d / 2.0) for h in parts)
+
+    assert any(sim.qvel[0] == pytest.approx(rule(1000, parts), rel=1e-12)
+               and sim.qvel[6] == pytest.approx(rule(3000, parts), rel=1e-12)
+               for parts in dyadic_tilings(0.01, 0.01 / 16) if len(parts) > 1)
+
+
+def test_damping_too_stiff_for_the_fixed_point_even_in_parts_is_reported():
+    """Factors 80 and 240 at dt: still 5 and 15 in parts of dt / 16."""
+    sim = mechgym.load(damped_spheres(16000, 48000), backend="mechgym", dt=0.01)
     with pytest.raises(SimulationError, match="too stiff"):
         sim.step(1)
     assert sim.step_count == 0 and np.array_equal(sim.qvel, [1, 0, 0, 0, 0, 0] * 2)
