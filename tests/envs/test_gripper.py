@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from mechgym.env import ScriptedPolicy
-from mechgym.errors import SimulationError
 from mechgym.rollout import run_episodes, summary
 
 BACKENDS = ("mechgym", "mujoco")
@@ -193,34 +192,21 @@ def _random_targets_after_the_pinch(seed: int, dt: float = 0.002, seconds: float
 @pytest.mark.slow
 def test_on_the_in_house_engine_random_servo_targets_after_the_pinch_run():
     """Engine IV's case (the issue: 2 of 4 seeds failed): eight seeds of ``_random_targets_after_the_pinch``, 3 s
-    each at dt = 2 ms. Measured: all 8 run (of seeds 0-15, 15: seed 12 fails at 1.51 s, the contact solve; which
-    seeds fail changes with round-off, hence the slack of one); none of seeds 0-5 ran before the contact-space
-    solve had Newton's method."""
-    failed = []
+    each at dt = 2 ms, all run. Measured over seeds 0-79: none fails (10 did before a failing step was taken in
+    parts and the dampers' residuals were measured against their round-off)."""
     for seed in range(8):
-        try:
-            _random_targets_after_the_pinch(seed)
-        except SimulationError as error:
-            failed.append((seed, str(error)))
-    assert len(failed) <= 1, failed
+        _random_targets_after_the_pinch(seed)
 
 
-def test_on_the_in_house_engine_random_servo_targets_after_the_pinch_never_lose_the_joints_at_5_ms():
-    """Sixteen seeds of ``_random_targets_after_the_pinch`` at dt = 5 ms: none fails in the constraint
-    projection. Nine did while SHAKE iterated from the drift: a target jump or the contact's warm start (h/2
-    times the card's 100 N reaction on a 50 g pad) sent a pad tens of millimetres off its slide within the
-    drift, and the iteration converged to a pose turned once round, or not at all; SHAKE's first iterate is
-    now the linear solve at the step's start (``constraints.predict_shake``), which hands such an impulse to
-    the joints whole. The contact solve still fails in some (seeds 0-79: 5 of 80; Engine IV's open part):
-    measured 2 of these 16 (seeds 4, 7), at most 3 allowed."""
-    failed = []
+def test_on_the_in_house_engine_random_servo_targets_after_the_pinch_run_at_5_ms():
+    """Sixteen seeds of ``_random_targets_after_the_pinch`` at dt = 5 ms, all run. Nine failed in the constraint
+    projection while SHAKE iterated from the drift (a target jump or the contact's warm start, h/2 times the
+    card's 100 N reaction on a 50 g pad, sent a pad tens of millimetres off its slide within the drift; SHAKE's
+    first iterate is now the linear solve at the step's start, ``constraints.predict_shake``), and 5 of seeds
+    0-79 in the contact solve until a failing step was taken in parts (``physics.step.MAX_SUBDIVISION``).
+    Measured over seeds 0-79 at 1, 2, 5 and 10 ms: one fails (seed 79 at 1 ms, the contact solve)."""
     for seed in range(16):
-        try:
-            _random_targets_after_the_pinch(seed, dt=0.005)
-        except SimulationError as error:
-            failed.append((seed, str(error)))
-    assert not [f for f in failed if "constraint projection" in f[1]], failed
-    assert len(failed) <= 3, failed
+        _random_targets_after_the_pinch(seed, dt=0.005)
 
 
 def test_on_mujoco_the_script_lifts_the_card_with_a_shaking_carriage():
