@@ -388,7 +388,7 @@ def _kinetic_energy(bodies, state, world):
     return total
 
 
-@kernel
+@kernel(inline="always")
 def _step(bodies, actuators, env, linkage, geoms, windows, state, contacts, contact_scratch, ctrl, world, t0, t1, h,
           step_scratch):
     """One step of world ``world`` from t0 to t1 = t0 + h (s; both given, each an integer times a power-of-two
@@ -474,7 +474,7 @@ def _as_whole_step(state, world, ratio, work):
     _keep_impulses(state, world, work, False)
 
 
-@kernel
+@kernel(inline="always")
 def _subdivided_step(bodies, actuators, env, linkage, geoms, windows, state, contacts, contact_scratch, ctrl, world,
                      step, h, guard_events, step_scratch):
     """Global step ``step`` of world ``world`` (from t = step h to (step + 1) h), taken whole if it succeeds and
