@@ -195,11 +195,10 @@ def finish_solve(bodies, state, world, h, contacts, scratch):
     """Reaction forces after the solve: F = (opened + sum_k P_k d_k) / h on body b (world vector, N), the mean
     over the step, for touching contacts that did not just impact and touch no body that another contact
     impacted; 0 otherwise (what the next warm start applies). An impact's impulse is no force to carry on, and
-    the other contacts of its bodies may hold part of it: a 10 g card landing in the corner of the table and a
-    fixture took 2.23 N s from the table's impact and the same back from the fixture's sticking contact (an
-    internal loop of two friction cones at their limit, the card at rest), and the fixture's 1114 N alone, carried
-    into the next opening kick, sent the card 22 cm in the drift. A sliding point whose slip has stopped (below
-    SLIP) sticks again in the next step."""
+    the other contacts of its bodies may hold part of it: an impulse loop between the impact and a sticking
+    contact, two friction cones at their limit with the body at rest, whose sticking half alone would kick the
+    body in the next opening kick. A sliding point whose slip has stopped (below SLIP) sticks again in the next
+    step."""
     capacity = contacts.prev_geom1.size // contacts.count.size
     base = world * capacity
     end = base + min(contacts.count[world], capacity)
