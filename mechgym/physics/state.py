@@ -98,15 +98,25 @@ def load_generalized(bodies, free, qposadr, dofadr, qpos, qvel, state, world):
         rotate(state.quat[world, b], omega, state.momentum[world, b])
 
 
-@allocating
-def energy(bodies, gravity, state, world):
-    """Kinetic energy 1/2 m |v|^2 + 1/2 sum_i pi_i^2 / I_i plus potential -m g . c (J) of one world."""
+@kernel
+def kinetic_energy(bodies, state, world):
+    """1/2 m |v|^2 + 1/2 sum_i pi_i^2 / I_i (J) of one world, pi = R^T L the angular momentum in the principal
+    frame."""
     total = 0.0
-    local = np.empty(3)
     for b in range(state.com.shape[1]):
-        rotate_inverse(state.quat[world, b], state.momentum[world, b], local)
+        q, L = state.quat[world, b], state.momentum[world, b]
+        local = rot(q[0], -q[1], -q[2], -q[3], L[0], L[1], L[2])
         for i in range(3):
             v = state.vel[world, b, i]
             total += 0.5 * bodies.mass[b] * v * v + 0.5 * local[i] * local[i] * bodies.inv_inertia[b, i]
+    return total
+
+
+@kernel
+def energy(bodies, gravity, state, world):
+    """Kinetic energy (``kinetic_energy``) plus potential -m g . c (J) of one world."""
+    total = kinetic_energy(bodies, state, world)
+    for b in range(state.com.shape[1]):
+        for i in range(3):
             total -= bodies.mass[b] * gravity[i] * state.com[world, b, i]
     return total

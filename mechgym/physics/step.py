@@ -99,7 +99,7 @@ from .jit import kernel, zero_arrays
 from .joints import update_turns
 from .kinematics import FRAME_SIZE
 from .rotation import free_rotor_drift
-from .state import world_spin
+from .state import kinetic_energy
 
 # Fixed-point iteration of the closing kick: stop when every update is below TOLERANCE times the size of
 # the terms summed (|v_half| + |dv|), i.e. at round-off; give up after MAX_ITERATIONS (too stiff for h).
@@ -360,6 +360,13 @@ def _snapshot(state, contacts, world, contacting, snapshot, back):
 
 
 @kernel
+def _restore(state, contacts, world, contacting, snapshot, work):
+    """Put world ``world`` back as ``snapshot`` holds it, and the rows' warm starts in ``work`` with it."""
+    _snapshot(state, contacts, world, contacting, snapshot, True)
+    _keep_impulses(state, world, work, False)
+
+
+@kernel
 def _keep_impulses(state, world, work, back):
     """Copy the world's warm starts (impulses and chord rates) into the workspace (back=False) or the step's
     out of it."""
@@ -372,20 +379,6 @@ def _keep_impulses(state, world, work, back):
             work.impulse_position[r] = state.impulse_position[world, r]
             work.impulse_velocity[r] = state.impulse_velocity[world, r]
             work.chord_rate[r] = state.chord_rate[world, r]
-
-
-@kernel
-def _kinetic_energy(bodies, state, world):
-    """sum 1/2 m |v|^2 + 1/2 L . w over the bodies of ``world`` (J)."""
-    total = 0.0
-    q, inv = state.quat, bodies.inv_inertia
-    for b in range(state.com.shape[1]):
-        L = state.momentum[world, b]
-        wx, wy, wz = world_spin(q[world, b, 0], q[world, b, 1], q[world, b, 2], q[world, b, 3], inv[b, 0], inv[b, 1],
-                                inv[b, 2], L[0], L[1], L[2])
-        v = state.vel[world, b]
-        total += 0.5 * (bodies.mass[b] * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) + L[0] * wx + L[1] * wy + L[2] * wz)
-    return total
 
 
 @kernel(inline="always")
@@ -417,12 +410,12 @@ def _step(bodies, actuators, env, linkage, geoms, windows, state, contacts, cont
     opening_kick(bodies, env, state, world, half, wrench, impulse)
     if contacting:
         warm_start(bodies, state, world, h, contacts)
-    kinetic = _kinetic_energy(bodies, state, world) if constrained else 0.0
+    kinetic = kinetic_energy(bodies, state, world) if constrained else 0.0
     if constrained:
         predict_shake(rows, bodies, solver, state, world, h, work)
     drift(bodies, state, world, h)
-    if constrained and (shake(rows, bodies, solver, state, world, h, work) < 0 or _kinetic_energy(bodies, state, world)
-                        > SHAKE_HEATING * kinetic + SHAKE_HEATING_FLOOR):
+    if constrained and (shake(rows, bodies, solver, state, world, h, work) < 0
+                        or kinetic_energy(bodies, state, world) > SHAKE_HEATING * kinetic + SHAKE_HEATING_FLOOR):
         return NOT_PROJECTED
     if contacting:
         found = find_contacts(geoms, bodies, env, state, world, t1, h, work.com0, work.quat0, contacts,
@@ -462,6 +455,13 @@ def _step(bodies, actuators, env, linkage, geoms, windows, state, contacts, cont
     return OK
 
 
+@kernel(inline="always")
+def _events_nearly_full(contacts, world, capacity):
+    """Whether the impact-event buffer of ``world`` has less room than one step (or part) may fill: one impact
+    per contact of the ``capacity``."""
+    return contacts.event_count[world] > contacts.event_time.shape[1] - capacity
+
+
 @kernel
 def _as_whole_step(state, world, ratio, work):
     """After a subdivided step whose last part lasted h / ``ratio``: the rows' impulses and chord rates of that
@@ -493,7 +493,7 @@ def _subdivided_step(bodies, actuators, env, linkage, geoms, windows, state, con
     position, size = 0, finest
     subdivided = False
     while position < finest:
-        if position > 0 and guard_events and contacts.event_count[world] > contacts.event_time.shape[1] - capacity:
+        if position > 0 and guard_events and _events_nearly_full(contacts, world, capacity):
             return _EVENTS_FULL, subdivided
         if size < finest:
             _snapshot(state, contacts, world, contacting, part_start, False)
@@ -509,11 +509,8 @@ def _subdivided_step(bodies, actuators, env, linkage, geoms, windows, state, con
             continue
         if size == 1 or code == TOO_MANY_CONTACTS:
             return code, subdivided
-        if size == finest:
-            _snapshot(state, contacts, world, contacting, step_scratch.step_start, True)
-        else:
-            _snapshot(state, contacts, world, contacting, part_start, True)
-        _keep_impulses(state, world, step_scratch.work, False)
+        _restore(state, contacts, world, contacting, step_scratch.step_start if size == finest else part_start,
+                 step_scratch.work)
         size //= 2
         subdivided = True
     return OK, subdivided
@@ -550,14 +547,13 @@ def advance(bodies, actuators, env, linkage, geoms, windows, state, contacts, co
                                                 contact_scratch, ctrl[world], world, first_step + k, h, guard_events,
                                                 step_scratch)
             if code != OK:
-                _snapshot(state, contacts, world, contacting, start, True)
-                _keep_impulses(state, world, work, False)
+                _restore(state, contacts, world, contacting, start, work)
                 status[world, 0] = k
                 status[world, 1] = OK if code == _EVENTS_FULL else code
                 break
             status[world, 2] += subdivided
             # A step records at most one impact per contact (``capacity``) per part; stop this world early, status
             # OK, before the event buffer could overflow, so the caller can collect the events and call again.
-            if contacting and contacts.event_count[world] > contacts.event_time.shape[1] - capacity:
+            if contacting and _events_nearly_full(contacts, world, capacity):
                 status[world, 0] = k + 1
                 break
