@@ -11,7 +11,12 @@ Engine-only material properties live in MJCF's ``<custom>`` section::
     <numeric name="restitution:GEOM" data="e"/>        # Newton restitution, 0 <= e <= 1, default 0
     <numeric name="static_friction:GEOM" data="mu_s"/>  # default: the geom's MJCF sliding friction
 
-A contact pair uses the larger of its two geoms' values (MuJoCo's own rule for friction).
+A contact pair uses the larger of its two geoms' values (MuJoCo's own rule for friction). Confinements (a free
+body kept on the free side of a fixed surface; the in-house engine only) are text fields::
+
+    <text name="confinement:NAME" data="body=BODY surface=GEOM margin=m rule=slide|reflect|stop ..."/>
+
+(see :mod:`mechgym.physics.confinement`).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from .errors import SceneError
 
 RESTITUTION_PREFIX = "restitution:"
 STATIC_FRICTION_PREFIX = "static_friction:"
+CONFINEMENT_PREFIX = "confinement:"  # <text name="confinement:NAME" data="..."/> (mechgym.physics.confinement)
 
 
 def bundled_scenes() -> list[str]:
@@ -80,6 +86,12 @@ def compile_model(scene: str | Path | mujoco.MjSpec) -> mujoco.MjModel:
         return spec.compile()
     except ValueError as err:
         raise SceneError("scene.compile", f"MuJoCo's compiler rejects the scene: {err}") from err
+
+
+def confinement_names(model: mujoco.MjModel) -> list[str]:
+    """The names of the confinements ``model`` declares (its text fields named ``confinement:NAME``)."""
+    keys = (mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_TEXT, t) or "" for t in range(model.ntext))
+    return [key[len(CONFINEMENT_PREFIX):] for key in keys if key.startswith(CONFINEMENT_PREFIX)]
 
 
 def name_of(model: mujoco.MjModel, obj: mujoco.mjtObj, index: int) -> str:

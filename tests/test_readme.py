@@ -51,3 +51,16 @@ def test_the_readmes_python_examples_run_and_say_what_they_do():
     assert sim.time == 1.0
     np.testing.assert_allclose(sim.body("cube").pos, [0.0246, 0.0, 0.325], atol=5e-5)
     assert "2.46 cm off its centre" in simulator_example
+
+
+def test_the_readmes_confinement_example_holds_its_ball():
+    (example,) = re.findall(r"```xml\n(.+?)\n```", (ROOT / "README.md").read_text(), flags=re.S)
+    import mechgym
+
+    sim = mechgym.load(f"<mujoco>{example}</mujoco>", backend="mechgym", dt=0.002)
+    sim.reset(qvel=[1.0, 2.0, -3.0, 0.0, 0.0, 0.0])
+    for _ in range(1000):
+        sim.step(1)
+        pos = sim.body("ball").pos
+        assert np.hypot(pos[0], pos[1]) <= 0.1 - 0.0205 + 1e-12 and abs(pos[2]) <= 0.2 - 0.0205 + 1e-12
+    assert len(sim.engine.confinements.body) == 1

@@ -9,7 +9,8 @@ import pytest
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
 import mechgym
-from mechgym.errors import SimulationError
+from mechgym.env import MechEnv, StepOutcome
+from mechgym.errors import SceneError, SimulationError
 from mechgym.vector import MechVectorEnv
 
 ENV_IDS = sorted(mechgym.ENVIRONMENTS)
@@ -168,3 +169,58 @@ def test_a_failed_simulator_is_reported_by_the_single_env_as_before():
     _, reward, terminated, truncated, info = env.step(np.zeros(3))
     assert (reward, terminated, truncated, info["failure"], info["error"]) == (0.0, False, True, "diverged",
                                                                                 "t = 0 s: boom")
+
+
+class ConfinedPuck(MechEnv):
+    """A small task on a scene with a confinement: push a puck held inside a tube (rule reflect) towards its
+    top; the observation is the puck's position and velocity."""
+
+    scene = """<mujoco><custom><text name="confinement:puck_in_tube"
+        data="body=puck surface=tube margin=0.001 rule=reflect restitution=0.8 extent=0.02"/></custom>
+      <worldbody><geom name="tube" type="cylinder" size="0.1 0.3" contype="0" conaffinity="0"/>
+        <body name="puck"><freejoint/><geom type="sphere" size="0.02" mass="0.1" contype="0" conaffinity="0"/>
+          <site name="centre"/></body></worldbody>
+      <actuator><general site="centre" gear="1 0 0 0 0 0" ctrlrange="-1 1"/>
+        <general site="centre" gear="0 0 1 0 0 0" ctrlrange="-1 1"/></actuator></mujoco>"""
+    camera = ""
+    default_physics_dt, default_decimation, default_time_limit = 0.002, 5, 0.2
+    reward_terms, failure_penalty, task_failures = ("height",), -1.0, ()
+
+    def _action_size(self) -> int:
+        return 2
+
+    def _observation_space(self):
+        return gym.spaces.Box(-np.inf, np.inf, shape=(6,), dtype=np.float32)
+
+    def _initial_state(self, rng):
+        qpos = np.array([*rng.uniform(-0.05, 0.05, 2), 0.0, 1.0, 0.0, 0.0, 0.0])
+        return qpos, np.concatenate((rng.normal(size=3), np.zeros(3))), np.zeros(2)
+
+    def _apply_action(self, action):
+        self.sim.ctrl = action
+
+    def _observe(self):
+        puck = self.sim.body("puck")
+        return np.concatenate((puck.pos, puck.linvel))
+
+    def _evaluate(self, action):
+        return StepOutcome({"height": float(self.sim.body("puck").pos[2]) * self.dt})
+
+
+def test_a_confinement_runs_in_the_native_vector_env():
+    """The native vector env over a task whose scene holds a confinement steps exactly as SyncVectorEnv over
+    single envs; no puck leaves its tube; the MuJoCo backend refuses the scene."""
+    native = MechVectorEnv(ConfinedPuck, N)
+    sync = SyncVectorEnv([ConfinedPuck for _ in range(N)])
+    assert_same(native.reset(seed=5), sync.reset(seed=5), "reset")
+    rng = np.random.default_rng(2)
+    widest = 0.0
+    for k in range(60):
+        actions = rng.uniform(-1, 1, size=native.action_space.shape)
+        ours = native.step(actions)
+        assert_same(ours, sync.step(actions), f"step {k}")
+        widest = max(widest, np.hypot(ours[0][:, 0], ours[0][:, 1]).max())
+    assert 0.1 - 0.021 - 1e-3 < widest <= 0.1 - 0.021 + 1e-6  # the pucks reached the wall, never beyond
+    with pytest.raises(SceneError) as refused:
+        ConfinedPuck(backend="mujoco")
+    assert refused.value.code == "confinement.unsupported-backend"

@@ -25,6 +25,7 @@ from numba.core import event
 
 from ..physics import (
     NON_FINITE,
+    NOT_CONFINED,
     NOT_CONVERGED,
     NOT_PROJECTED,
     OK,
@@ -35,6 +36,7 @@ from ..physics import (
     advance,
     build_model,
 )
+from ..physics.confinement import check_not_a_force_target
 from ..physics.constraints import DISTANCE, LIN_B
 from ..physics.contact import MARGIN, ContactSet, Scratch, prime_contacts, sweep_setup
 from ..physics.dispatch import Direct
@@ -42,7 +44,7 @@ from ..physics.joints import state_from_mujoco, store_coordinates, turns_from_qp
 from ..physics.kinematics import BODY_QUAT, FRAME_SIZE, OFFSET, OMEGA, ORIGIN_VEL, derive_frame, store_generalized
 from ..physics.state import energy
 from ..physics.step import MAX_SUBDIVISION, resting_forces
-from ..scene import name_of
+from ..scene import confinement_names, name_of
 from ..simulator import BodyState, Contact, Event, Simulator
 
 # Contact set capacity per world: contacts and broad-phase pairs at least, and per moving body and per geom
@@ -95,7 +97,7 @@ class MechgymSimulator(Simulator):
         self._pairs = max(PAIRS, PAIRS_PER_GEOM * model.ngeom)
         self._contacts = ContactSet.empty(1, self._capacity, EVENTS)
         self._scratch = Scratch.empty(model.ngeom, bodies, self._capacity, self._pairs)
-        self._step_scratch = StepScratch.fitting(self._state, linkage, self._contacts)
+        self._step_scratch = StepScratch.fitting(self._state, linkage, self._contacts, self.engine.confinements)
         self._kernel = Direct(advance)  # advance without the dispatcher's per-call typing (physics.dispatch)
         self.reset()
 
@@ -105,8 +107,8 @@ class MechgymSimulator(Simulator):
         contacts = self._contacts
         while n > 0:
             self._kernel(engine.bodies, engine.actuators, engine.env, engine.linkage, engine.geoms,
-                         self._window_arrays(), self._state, contacts, self._scratch, self._ctrl, self._step_count, n,
-                         self._dt, self._status, self._step_scratch)
+                         engine.confinements, self._window_arrays(), self._state, contacts, self._scratch, self._ctrl,
+                         self._step_count, n, self._dt, self._status, self._step_scratch)
             # The kernel stops early (status OK) before its event buffer could overflow: collect and go on. (Only
             # a single step taken in parts that records more impacts than the buffer holds loses the rest.)
             for e in range(min(int(contacts.event_count[0]), contacts.event_time.shape[1])):
@@ -135,7 +137,16 @@ class MechgymSimulator(Simulator):
         if code == NOT_PROJECTED:
             self._fail(f"the constraint projection did not converge in the next step ({parts}): the joints, rods "
                        "or ropes cannot be satisfied, or are too far violated for the step")
+        if code == NOT_CONFINED:
+            self._fail(f"a confinement could not hold its body in the next step ({parts}): the body does not fit "
+                       "inside its surface, or its velocity rule did not converge")
         self._fail(f"the contact solve did not converge in the next step ({parts})")
+
+    def apply_force(self, body: str, force, torque=(0.0, 0.0, 0.0), start: float = 0.0,
+                    stop: float = float("inf")) -> None:
+        if isinstance(body, str) and mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_BODY, body) < 0:
+            check_not_a_force_target(set(confinement_names(self.model)), body)
+        super().apply_force(body, force, torque, start, stop)
 
     def _window_arrays(self) -> Windows:
         windows = self._windows

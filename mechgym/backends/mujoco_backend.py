@@ -6,6 +6,8 @@ It is the reference the in-house engine is cross-checked against. What mechgym a
   ``xfrc_applied``; MuJoCo's semi-implicit Euler turns that into the impulse ``force * overlap``;
 - impacts: a geom pair absent from the previous step's contacts and present in this step's is an
   event at the step's start time (MuJoCo only sees contacts at steps; nothing is interpolated).
+A scene with confinements (``<text name="confinement:...">``, the in-house engine's) is refused: MuJoCo has no
+such constraint, and running the scene without them would be another scene.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
+from ..errors import SceneError
+from ..scene import CONFINEMENT_PREFIX, confinement_names
 from ..simulator import BodyState, Contact, Event, Simulator
 
 _STATE = mujoco.mjtState.mjSTATE_INTEGRATION
@@ -27,6 +31,11 @@ class MujocoSimulator(Simulator):
     backend_name = "mujoco"
 
     def __init__(self, model: mujoco.MjModel, dt: float | None):
+        confined = confinement_names(model)
+        if confined:
+            raise SceneError("confinement.unsupported-backend",
+                             f"the scene declares confinements {confined} (<text name='{CONFINEMENT_PREFIX}...'>), "
+                             "which MuJoCo has no constraint for; run it with backend='mechgym', or remove them")
         super().__init__(model, dt)
         self.data = mujoco.MjData(model)
         self._touching: frozenset[tuple[int, int]] = frozenset()

@@ -7,7 +7,8 @@ struct-of-arrays model from a compiled ``mujoco.MjModel``), ``state`` (state arr
 axis and MuJoCo's qpos/qvel layout), ``rotation`` (quaternions, free-rotor drift), ``kinematics``,
 ``forces``, ``actuators``, ``constraints`` (RATTLE rows and projections), ``joints`` (MJCF joints,
 equalities and tendons as rows; hinge/slide/ball coordinates), ``collision`` and ``contact`` (contacts,
-friction and impacts, Engine III) and ``step`` (the kick-drift-kick kernel).
+friction and impacts, Engine III), ``confinement`` with ``surfaces`` and ``hull`` (a free body kept on the free
+side of a fixed surface) and ``step`` (the kick-drift-kick kernel).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from .state import State
 from .step import (
     CONTACTS_NOT_SOLVED,
     NON_FINITE,
+    NOT_CONFINED,
     NOT_CONVERGED,
     NOT_PROJECTED,
     OK,
@@ -28,5 +30,6 @@ from .step import (
     advance,
 )
 
-__all__ = ["CONTACTS_NOT_SOLVED", "NON_FINITE", "NOT_CONVERGED", "NOT_PROJECTED", "OK", "TOO_MANY_CONTACTS",
-           "EngineModel", "Linkage", "Solver", "State", "StepScratch", "Windows", "advance", "build_model"]
+__all__ = ["CONTACTS_NOT_SOLVED", "NON_FINITE", "NOT_CONFINED", "NOT_CONVERGED", "NOT_PROJECTED", "OK",
+           "TOO_MANY_CONTACTS", "EngineModel", "Linkage", "Solver", "State", "StepScratch", "Windows", "advance",
+           "build_model"]

@@ -18,6 +18,7 @@ import mujoco
 import numpy as np
 
 from .actuators import JOINT_AXES, PARENT_AXES, SITE_AXES
+from .confinement import Confinements, build_confinements
 from .constraints import Rows, Solver
 from .contact import Geoms, contact_geoms
 from .joints import Coordinates, Linkage, build_constraints, damper_rows
@@ -94,6 +95,7 @@ class EngineModel:
     env: Environment
     linkage: Linkage  # constraint rows, hinge/slide/ball coordinates and the projection settings
     geoms: Geoms  # every geom, for the contacts (none when env.contacts is off)
+    confinements: Confinements  # the scene's confinements (confinement.py)
     owner: list  # (R,) per row: (MJCF element kind "joint" | "equality" | "tendon", MuJoCo id)
     mj_body: np.ndarray  # (B,) MuJoCo body id of each engine body
     body_index: np.ndarray  # (nbody,) engine index of each MuJoCo body, -1 for static bodies
@@ -149,6 +151,8 @@ def build_model(model: mujoco.MjModel) -> EngineModel:
     env = Environment(gravity, model.opt.wind.copy(), fluid, smooth, implicit, coordinate_forces, contacts)
     rows = Rows.concatenate([constraints.rows, damper_rows(coordinates, coordinate_damping)])
     linkage = Linkage(rows, coordinates, Solver())
+    joined = {int(b) for b in np.concatenate((constraints.rows.body_a, constraints.rows.body_b)) if b >= 0}
+    confinements = build_confinements(model, body_index, joined)
 
     data = mujoco.MjData(model)
     mujoco.mj_kinematics(model, data)
@@ -158,7 +162,7 @@ def build_model(model: mujoco.MjModel) -> EngineModel:
     if model.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_FILTERPARENT:
         # no parent weld body: MuJoCo's parent-child filter (collision.broad.can_collide) never applies
         geoms = geoms._replace(parent=np.full_like(geoms.parent, -1))
-    return EngineModel(bodies, actuators, env, linkage, geoms, constraints.owner, mj_body,
+    return EngineModel(bodies, actuators, env, linkage, geoms, confinements, constraints.owner, mj_body,
                        body_index, free, qposadr, dofadr, data.xpos.copy(), data.xquat.copy(), static_potential,
                        model.nq, model.nv, model.nu)
 

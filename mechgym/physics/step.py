@@ -13,6 +13,8 @@ One step of length h from t_k = k h (k = the global step index, so time is never
   damper rates   the dampers' rates at x_{k+1} and the half-step (v, L)     (constraints.start_damper_rates)
   closing kick   v' = v + h/2 (g + F(x_{k+1}, v')/m) + J[t_k + h/2, t_{k+1})/m  (and L' likewise)
   project        impulses along G(x_{k+1}) until G(x_{k+1}) v' = 0              (constraints.project_velocity)
+  confine        each confined free body held on its surface's free side, its velocity changed by its rule
+                                                                                 (confinement.confine)
 
 The constraint stages run only when the scene has rows (joints, equalities, rods, ropes); without rows the
 step is Engine I's velocity Verlet unchanged. When geoms can collide the contact stages of
@@ -24,8 +26,8 @@ joint (``contact.correct_positions``), and after the velocity projection of the 
 the contacts and the rows' blocks in turn until both are converged: one velocity-level solve
 (``contact.solve_contacts``).
 
-A step whose solve fails (SHAKE, the velocity projection, the contact solve, the implicit kick, or a
-non-finite state) is taken again as two steps of h/2 from the same start, and so on down to h/16
+A step whose solve fails (SHAKE, the velocity projection, the contact solve, the implicit kick, a
+confinement, or a non-finite state) is taken again as two steps of h/2 from the same start, and so on down to h/16
 (``_subdivided_step``; after each part that succeeds the next part grows back as far as its position
 allows); each part is this same step with its own length, so the step stays consistent and its parts'
 boundaries are exact binary fractions of h. Only a failure of a part of h/16 fails the step.
@@ -71,6 +73,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .confinement import confine
 from .constraints import (
     Workspace,
     begin_step,
@@ -109,8 +112,9 @@ MAX_ITERATIONS = 100
 # Step outcomes: NOT_CONVERGED = the implicit closing kick did not converge; NOT_PROJECTED = SHAKE or the
 # velocity projection did not meet its tolerance in Solver.max_sweeps sweeps; TOO_MANY_CONTACTS = more
 # contacts than the ContactSet holds per world, or more candidate pairs than the broad phase's scratch
-# holds; CONTACTS_NOT_SOLVED = the position correction or the velocity solve of the contacts did not converge.
-OK, NON_FINITE, NOT_CONVERGED, NOT_PROJECTED, TOO_MANY_CONTACTS, CONTACTS_NOT_SOLVED = 0, 1, 2, 3, 4, 5
+# holds; CONTACTS_NOT_SOLVED = the position correction or the velocity solve of the contacts did not converge;
+# NOT_CONFINED = a confinement's hold or velocity rule did not converge (confinement.confine).
+OK, NON_FINITE, NOT_CONVERGED, NOT_PROJECTED, TOO_MANY_CONTACTS, CONTACTS_NOT_SOLVED, NOT_CONFINED = 0, 1, 2, 3, 4, 5, 6
 # (inside ``advance`` only: a subdivided step met a nearly full impact-event buffer)
 _EVENTS_FULL = -1
 
@@ -164,29 +168,32 @@ class StepScratch(NamedTuple):
     previous: np.ndarray  # (B, 6) closing kick: the last unprojected iterate
     history: np.ndarray  # (B, 12) closing kick: the last image and residual (Anderson)
     saved_impulses: np.ndarray  # (R,) settle_contacts' scratch
+    rule_scratch: np.ndarray  # (P, 6) the confinements' velocity rules' scratch (confinement.confine)
     coordinates: CoordinateScratch
     work: Workspace
     joined: Joined
 
     @staticmethod
-    def empty(bodies: int, rows: int, coordinates: int, capacity: int) -> StepScratch:
-        """For ``bodies`` bodies, ``rows`` constraint rows, ``coordinates`` hinge/slide coordinates and
-        ``capacity`` contacts per world, as ``clear_step_scratch`` leaves it."""
+    def empty(bodies: int, rows: int, coordinates: int, capacity: int, points: int) -> StepScratch:
+        """For ``bodies`` bodies, ``rows`` constraint rows, ``coordinates`` hinge/slide coordinates,
+        ``capacity`` contacts per world and ``points`` held points of confinements, as ``clear_step_scratch``
+        leaves it."""
         scratch = StepScratch(
             Snapshot.empty(bodies, rows, coordinates, capacity), Snapshot.empty(bodies, rows, coordinates, capacity),
             np.empty((bodies, FRAME_SIZE)),
             np.empty((bodies, 6)), np.empty((bodies, 6)), np.empty((bodies, 6)), np.empty((bodies, 6)),
-            np.empty((bodies, 12)), np.empty(rows), CoordinateScratch.zeros(coordinates),
+            np.empty((bodies, 12)), np.empty(rows), np.empty((points, 6)), CoordinateScratch.zeros(coordinates),
             Workspace.empty(bodies, rows), Joined.empty(capacity, rows, bodies))
         clear_step_scratch(scratch)
         return scratch
 
     @staticmethod
-    def fitting(state, linkage, contacts) -> StepScratch:
-        """For the bodies of ``state`` (a State), the rows and coordinates of ``linkage`` (a Linkage) and the
-        capacity per world of ``contacts`` (a contact.ContactSet)."""
+    def fitting(state, linkage, contacts, confinements) -> StepScratch:
+        """For the bodies of ``state`` (a State), the rows and coordinates of ``linkage`` (a Linkage), the
+        capacity per world of ``contacts`` (a contact.ContactSet) and the held points of ``confinements`` (a
+        confinement.Confinements)."""
         return StepScratch.empty(state.com.shape[1], linkage.rows.kind.size, linkage.coordinates.rows.kind.size,
-                                 contacts.prev_geom1.size // contacts.count.size)
+                                 contacts.prev_geom1.size // contacts.count.size, confinements.points.shape[0])
 
 
 @kernel
@@ -382,8 +389,8 @@ def _keep_impulses(state, world, work, back):
 
 
 @kernel(inline="always")
-def _step(bodies, actuators, env, linkage, geoms, windows, state, contacts, contact_scratch, ctrl, world, t0, t1, h,
-          step_scratch):
+def _step(bodies, actuators, env, linkage, geoms, confinements, windows, state, contacts, contact_scratch, ctrl, world,
+          t0, t1, h, step_scratch):
     """One step of world ``world`` from t0 to t1 = t0 + h (s; both given, each an integer times a power-of-two
     fraction of the physics step, so consecutive steps share their boundaries exactly) under the controls
     ``ctrl`` (U,), the stages of the module docstring; returns OK or the first failure, leaving the world as the
@@ -447,6 +454,10 @@ def _step(bodies, actuators, env, linkage, geoms, windows, state, contacts, cont
     if contacting and settle_contacts(linkage, bodies, env, state, world, h, wrench, contacts, contact_scratch, work,
                                       joined, step_scratch.saved_impulses) < 0:
         return CONTACTS_NOT_SOLVED
+    if confinements.body.size > 0 and not confine(confinements, bodies.inv_mass, bodies.inv_inertia, state.com[world],
+                                                  state.vel[world], state.momentum[world], state.quat[world],
+                                                  step_scratch.rule_scratch):
+        return NOT_CONFINED
     if not _finite(state, world):
         return NON_FINITE
     if constrained:
@@ -475,8 +486,8 @@ def _as_whole_step(state, world, ratio, work):
 
 
 @kernel(inline="always")
-def _subdivided_step(bodies, actuators, env, linkage, geoms, windows, state, contacts, contact_scratch, ctrl, world,
-                     step, h, guard_events, step_scratch):
+def _subdivided_step(bodies, actuators, env, linkage, geoms, confinements, windows, state, contacts, contact_scratch,
+                     ctrl, world, step, h, guard_events, step_scratch):
     """Global step ``step`` of world ``world`` (from t = step h to (step + 1) h), taken whole if it succeeds and
     otherwise in parts of h/2, h/4, ... down to h / 2**MAX_SUBDIVISION: a part that fails is taken again as two
     halves, and after each part that succeeds the next one is as long as its position allows (up to h). The
@@ -498,8 +509,8 @@ def _subdivided_step(bodies, actuators, env, linkage, geoms, windows, state, con
         if size < finest:
             _snapshot(state, contacts, world, contacting, part_start, False)
         first = step * finest + position
-        code = _step(bodies, actuators, env, linkage, geoms, windows, state, contacts, contact_scratch, ctrl, world,
-                     first * unit, (first + size) * unit, size * unit, step_scratch)
+        code = _step(bodies, actuators, env, linkage, geoms, confinements, windows, state, contacts, contact_scratch,
+                     ctrl, world, first * unit, (first + size) * unit, size * unit, step_scratch)
         if code == OK:
             position += size
             if position == finest and subdivided:
@@ -517,14 +528,14 @@ def _subdivided_step(bodies, actuators, env, linkage, geoms, windows, state, con
 
 
 @kernel
-def advance(bodies, actuators, env, linkage, geoms, windows, state, contacts, contact_scratch, ctrl, first_step, n, h,
-            status, step_scratch):
+def advance(bodies, actuators, env, linkage, geoms, confinements, windows, state, contacts, contact_scratch, ctrl,
+            first_step, n, h, status, step_scratch):
     """Advance every world of ``state`` by ``n`` steps of ``h`` seconds, starting at global step
     ``first_step``; ``ctrl`` (W, U) is held. status[w] = (steps completed, OK | NON_FINITE | NOT_CONVERGED |
-    NOT_PROJECTED | TOO_MANY_CONTACTS | CONTACTS_NOT_SOLVED, steps taken in parts): a step that fails is taken
-    again in parts (``_subdivided_step``); a world stops at its first step that fails even so and is left as
-    that step found it (bodies, hinge turns, warm-start impulses and contact set), so no failed (non-finite or
-    unconverged) state is ever kept. A world also stops early, with status OK and fewer than ``n`` steps
+    NOT_PROJECTED | TOO_MANY_CONTACTS | CONTACTS_NOT_SOLVED | NOT_CONFINED, steps taken in parts): a step that
+    fails is taken again in parts (``_subdivided_step``); a world stops at its first step that fails even so and
+    is left as that step found it (bodies, hinge turns, warm-start impulses and contact set), so no failed
+    (non-finite or unconverged) state is ever kept. A world also stops early, with status OK and fewer than ``n`` steps
     completed, when its impact-event buffer (``contacts.event_*``) is nearly full.
 
     With contacts (``env.contacts``) ``contacts`` (contact.ContactSet of W worlds) is the per-world contact
@@ -543,9 +554,9 @@ def advance(bodies, actuators, env, linkage, geoms, windows, state, contacts, co
         for k in range(n):
             _snapshot(state, contacts, world, contacting, start, False)
             guard_events = contacting and contacts.event_count[world] > 0
-            code, subdivided = _subdivided_step(bodies, actuators, env, linkage, geoms, windows, state, contacts,
-                                                contact_scratch, ctrl[world], world, first_step + k, h, guard_events,
-                                                step_scratch)
+            code, subdivided = _subdivided_step(bodies, actuators, env, linkage, geoms, confinements, windows, state,
+                                                contacts, contact_scratch, ctrl[world], world, first_step + k, h,
+                                                guard_events, step_scratch)
             if code != OK:
                 _restore(state, contacts, world, contacting, start, work)
                 status[world, 0] = k

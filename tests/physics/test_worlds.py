@@ -33,15 +33,15 @@ def test_worlds_stepped_together_equal_worlds_stepped_alone():
     alone = [State(*(a[w:w + 1].copy() for a in together)) for w in range(worlds)]
     status = np.zeros((worlds, 3), dtype=np.int64)
     # no contacts in this scene (engine.env.contacts is off): empty contact sets
-    advance(engine.bodies, engine.actuators, engine.env, engine.linkage, engine.geoms, windows, together,
-            ContactSet.empty(worlds, 0, 0), Scratch.empty(0, 0, 0), ctrl, 0, 40, 0.007, status,
-            StepScratch.fitting(together, engine.linkage, ContactSet.empty(worlds, 0, 0)))
+    advance(engine.bodies, engine.actuators, engine.env, engine.linkage, engine.geoms, engine.confinements, windows,
+            together, ContactSet.empty(worlds, 0, 0), Scratch.empty(0, 0, 0), ctrl, 0, 40, 0.007, status,
+            StepScratch.fitting(together, engine.linkage, ContactSet.empty(worlds, 0, 0), engine.confinements))
     assert (status[:, 1] == OK).all() and (status[:, 0] == 40).all()
     for w in range(worlds):
         mine = Windows(np.zeros(1, dtype=np.int64), windows.body[w:w + 1], windows.wrench[w:w + 1],
                        windows.start[w:w + 1], windows.stop[w:w + 1])
-        advance(engine.bodies, engine.actuators, engine.env, engine.linkage, engine.geoms, mine, alone[w],
-                ContactSet.empty(1, 0, 0), Scratch.empty(0, 0, 0), ctrl[w:w + 1], 0, 40, 0.007, status[:1],
-                StepScratch.fitting(alone[w], engine.linkage, ContactSet.empty(1, 0, 0)))
+        advance(engine.bodies, engine.actuators, engine.env, engine.linkage, engine.geoms, engine.confinements, mine,
+                alone[w], ContactSet.empty(1, 0, 0), Scratch.empty(0, 0, 0), ctrl[w:w + 1], 0, 40, 0.007, status[:1],
+                StepScratch.fitting(alone[w], engine.linkage, ContactSet.empty(1, 0, 0), engine.confinements))
         for a, b in zip(together, alone[w], strict=True):
             assert np.array_equal(a[w], b[0])

@@ -10,6 +10,7 @@ from numba import njit
 
 from mechgym.physics import OK, Linkage, StepScratch, Windows, advance
 from mechgym.physics import constraints as rattle
+from mechgym.physics.confinement import Confinements
 from mechgym.physics.contact import ContactSet, Geoms, Scratch
 from mechgym.physics.joints import Coordinates
 from mechgym.physics.model import Actuators, Bodies, Environment
@@ -38,6 +39,7 @@ NO_COORDINATES = Coordinates(rows=rattle.Rows.empty(), qposadr=_INDEX, dofadr=_I
                              ball_child=_INDEX, ball_left=np.zeros((0, 4)), ball_right=np.zeros((0, 4)),
                              ball_qposadr=_INDEX, ball_dofadr=_INDEX)
 NO_WINDOWS = Windows.empty()
+NO_CONFINEMENTS = Confinements.empty()
 
 
 def no_contacts(worlds: int = 1) -> tuple[Geoms, ContactSet, Scratch]:
@@ -77,8 +79,8 @@ def record(bodies, env, linkage, state, h, n, out, geoms, contacts, scratch, ste
     status = np.zeros((1, 3), dtype=np.int64)
     ctrl = np.zeros((1, 0))
     for k in range(n):
-        advance(bodies, NO_ACTUATORS, env, linkage, geoms, NO_WINDOWS, state, contacts, scratch, ctrl, k, 1, h, status,
-                step_scratch)
+        advance(bodies, NO_ACTUATORS, env, linkage, geoms, NO_CONFINEMENTS, NO_WINDOWS, state, contacts, scratch, ctrl,
+                k, 1, h, status, step_scratch)
         if status[0, 1] != OK:
             return k
         residual = 0.0
@@ -105,7 +107,7 @@ def run(bodies, rows, state, h, n, solver=DEFAULT):
     linkage = Linkage(rows, NO_COORDINATES, solver)
     geoms, contacts, scratch = no_contacts()
     done = record(bodies, ENV, linkage, stepped, h, n, out, geoms, contacts, scratch,
-                  StepScratch.fitting(stepped, linkage, contacts))
+                  StepScratch.fitting(stepped, linkage, contacts, NO_CONFINEMENTS))
     return done, out, stepped
 
 

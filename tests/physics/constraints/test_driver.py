@@ -12,7 +12,18 @@ from mechgym.physics import NOT_PROJECTED, OK, Linkage, StepScratch, advance
 from mechgym.physics import constraints as rattle
 from mechgym.physics.state import State
 
-from .helpers import ENV, NO_ACTUATORS, NO_COORDINATES, NO_WINDOWS, no_contacts, rod_pendulum, run, seesaw, with_rows
+from .helpers import (
+    ENV,
+    NO_ACTUATORS,
+    NO_CONFINEMENTS,
+    NO_COORDINATES,
+    NO_WINDOWS,
+    no_contacts,
+    rod_pendulum,
+    run,
+    seesaw,
+    with_rows,
+)
 
 
 def test_advance_steps_every_world_as_if_alone():
@@ -23,8 +34,8 @@ def test_advance_steps_every_world_as_if_alone():
     status = np.zeros((2, 3), dtype=np.int64)
     linkage = Linkage(rows, NO_COORDINATES, rattle.Solver())
     geoms, contacts, scratch = no_contacts(2)
-    advance(bodies, NO_ACTUATORS, ENV, linkage, geoms, NO_WINDOWS, state, contacts, scratch, np.zeros((2, 0)), 0, 500,
-            1e-3, status, StepScratch.fitting(state, linkage, contacts))
+    advance(bodies, NO_ACTUATORS, ENV, linkage, geoms, NO_CONFINEMENTS, NO_WINDOWS, state, contacts, scratch,
+            np.zeros((2, 0)), 0, 500, 1e-3, status, StepScratch.fitting(state, linkage, contacts, NO_CONFINEMENTS))
     assert status.tolist() == [[500, OK, 0], [500, OK, 0]]
     for world, angle in enumerate((0.5, 2.0)):
         _, _, alone = rod_pendulum(angle)
@@ -40,8 +51,8 @@ def test_a_projection_that_does_not_converge_is_reported():
     status = np.zeros((1, 3), dtype=np.int64)
     linkage = Linkage(rows, NO_COORDINATES, rattle.Solver(sweep=rattle.JACOBI, max_sweeps=50))
     geoms, contacts, scratch = no_contacts()
-    advance(bodies, NO_ACTUATORS, ENV, linkage, geoms, NO_WINDOWS, state, contacts, scratch, np.zeros((1, 0)), 0, 10,
-            1e-3, status, StepScratch.fitting(state, linkage, contacts))
+    advance(bodies, NO_ACTUATORS, ENV, linkage, geoms, NO_CONFINEMENTS, NO_WINDOWS, state, contacts, scratch,
+            np.zeros((1, 0)), 0, 10, 1e-3, status, StepScratch.fitting(state, linkage, contacts, NO_CONFINEMENTS))
     assert status.tolist() == [[0, NOT_PROJECTED, 0]]
     for mine, theirs in zip(state, before, strict=True):
         np.testing.assert_array_equal(mine, theirs)

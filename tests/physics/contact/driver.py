@@ -25,8 +25,8 @@ COM, VEL, MOMENTUM = 0, 3, 6
 
 
 @njit(cache=True)
-def contact_advance(bodies, actuators, env, linkage, geoms, windows, state, contacts, scratch, ctrl, first_step, n, h,
-                    trace, active, status, step_scratch):
+def contact_advance(bodies, actuators, env, linkage, geoms, confinements, windows, state, contacts, scratch, ctrl,
+                    first_step, n, h, trace, active, status, step_scratch):
     """``step.advance`` one step at a time, n times, for every world from global step ``first_step``;
     trace[w, k, b] = (COM, velocity, momentum) after step k, active[w, k] = touching contacts after step k;
     status[w] = (steps done, code). Stops at the first step that fails in any world."""
@@ -38,8 +38,8 @@ def contact_advance(bodies, actuators, env, linkage, geoms, windows, state, cont
         status[world, 0] = n
         status[world, 1] = OK
     for k in range(n):
-        advance(bodies, actuators, env, linkage, geoms, windows, state, contacts, scratch, ctrl, first_step + k, 1, h,
-                step_status, step_scratch)
+        advance(bodies, actuators, env, linkage, geoms, confinements, windows, state, contacts, scratch, ctrl,
+                first_step + k, 1, h, step_status, step_scratch)
         failed = False
         for world in range(worlds):
             for b in range(nbody):
@@ -118,7 +118,8 @@ def advance_worlds(engine: EngineModel, state: State, contacts: ContactSet, scra
     trace = np.zeros((worlds, n, nbody, 9))
     active = np.zeros((worlds, n), dtype=np.int64)
     status = np.zeros((worlds, 2), dtype=np.int64)
-    contact_advance(engine.bodies, engine.actuators, engine.env, engine.linkage, engine.geoms, Windows.empty(), state,
-                    contacts, scratch, np.zeros((worlds, engine.nu)), first_step, n, h, trace, active, status,
-                    StepScratch.fitting(state, engine.linkage, contacts))
+    contact_advance(engine.bodies, engine.actuators, engine.env, engine.linkage, engine.geoms, engine.confinements,
+                    Windows.empty(), state, contacts, scratch, np.zeros((worlds, engine.nu)), first_step, n, h, trace,
+                    active, status,
+                    StepScratch.fitting(state, engine.linkage, contacts, engine.confinements))
     return trace, active, status
