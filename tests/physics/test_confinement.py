@@ -372,3 +372,16 @@ def test_elastic_rattling_keeps_its_energy():
     sim.step(10_000)
     assert sim.energy() == pytest.approx(start, rel=1e-12)
     assert len({round(float(v), 9) for v in sim.body("ball").linvel}) == 3
+
+
+def test_a_body_that_cannot_fit_fails_with_a_clear_error():
+    """A 10 cm box held by its corners inside a sphere of radius 4 cm: no translation holds all its corners,
+    and the step fails naming the confinement, the state left as it was."""
+    sim = mechgym.load(scene("body=ball surface=s margin=0.001 rule=slide spacing=0.01",
+                             surface=f'<geom name="s" type="sphere" size="0.04" {NO_COLLISION}/>',
+                             body=f'<geom type="box" size="0.05 0.05 0.05" mass="0.2" {NO_COLLISION}/>'),
+                       backend="mechgym", dt=0.002)
+    before = sim.qpos
+    with pytest.raises(mechgym.SimulationError, match="a confinement could not hold its body"):
+        sim.step(1)
+    assert np.array_equal(sim.qpos, before)
