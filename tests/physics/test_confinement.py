@@ -385,3 +385,26 @@ def test_a_body_that_cannot_fit_fails_with_a_clear_error():
     with pytest.raises(mechgym.SimulationError, match="a confinement could not hold its body"):
         sim.step(1)
     assert np.array_equal(sim.qpos, before)
+
+
+@pytest.mark.parametrize("dt", [0.001, 0.005])
+def test_a_confined_ball_also_collides(dt):
+    """A ball held inside the tube (reflect) that also collides with a static post standing in it (contact,
+    restitution 0.5) and with a second, free ball: the contacts and the confinement act in the same steps; the
+    ball never leaves the tube and never sinks into the post beyond the contacts' 0.1 mm margin."""
+    post = '<geom name="post" type="box" size="0.02 0.02 0.2" pos="0.03 0 0"/>'
+    other = '<body name="other" pos="-0.05 0 0"><freejoint/><geom type="sphere" size="0.015" mass="0.05"/></body>'
+    xml = scene("body=ball surface=tube margin=0.0005 rule=reflect restitution=0.9 extent=0.02", surface=TUBE + post,
+                body='<geom name="ball_geom" type="sphere" size="0.02" mass="0.1"/>', extra=other,
+                gravity="0 0 0").replace("</custom>", '<numeric name="restitution:post" data="0.5"/></custom>')
+    sim = mechgym.load(xml, backend="mechgym", dt=dt)
+    sim.reset(qpos=[-0.05, 0.04, 0, 1, 0, 0, 0, -0.05, -0.04, 0, 1, 0, 0, 0],
+              qvel=[1.5, -0.3, 0.4, 0, 0, 0, 0.5, 1.0, 0, 0, 0, 0])
+    for _ in range(round(2 / dt)):
+        sim.step(1)
+        pos = sim.body("ball").pos
+        assert np.hypot(pos[0], pos[1]) <= 0.1 - 0.0205 + TOLERANCE and abs(pos[2]) <= 0.2 - 0.0205 + TOLERANCE
+        outside = np.maximum(np.abs(pos - [0.03, 0, 0]) - [0.02, 0.02, 0.2], 0.0)
+        depth = 0.02 - np.linalg.norm(outside)
+        assert depth <= 1e-4
+    assert any({e.geom1, e.geom2} == {"post", "ball_geom"} for e in sim.events)
