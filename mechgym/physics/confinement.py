@@ -360,6 +360,13 @@ def _lever(confinements, k, quat):
     return rot(quat[0], quat[1], quat[2], quat[3], p[0], p[1], p[2])
 
 
+@kernel(inline="always")
+def _normal_speed(nx, ny, nz, vel, wx, wy, wz, rx, ry, rz):
+    """n . (v + w x r) (m/s): the normal speed of the body's point at lever r."""
+    return (nx * (vel[0] + wy * rz - wz * ry) + ny * (vel[1] + wz * rx - wx * rz)
+            + nz * (vel[2] + wx * ry - wy * rx))
+
+
 @kernel
 def _hold(confinements, i, com, quat):
     """Translate the body (centre ``com`` (3,), principal frame ``quat`` (4,)) until every held point of
@@ -399,8 +406,7 @@ def _apply_rule(confinements, i, inv_mass, inv_inertia, com, vel, momentum, quat
             rule_scratch[k, face] = 0.0
             rule_scratch[k, 3 + face] = -1.0
             if gap <= HOLD_TOLERANCE:
-                u = (nx * (vel[0] + wy * rz - wz * ry) + ny * (vel[1] + wz * rx - wx * rz)
-                     + nz * (vel[2] + wx * ry - wy * rx))
+                u = _normal_speed(nx, ny, nz, vel, wx, wy, wz, rx, ry, rz)
                 rule_scratch[k, 3 + face] = -e * min(u, 0.0)
                 escaping |= u < 0.0
     if not escaping:
@@ -421,8 +427,7 @@ def _apply_rule(confinements, i, inv_mass, inv_inertia, com, vel, momentum, quat
                 gap, nx, ny, nz = _gap(confinements, i, com[0] + rx, com[1] + ry, com[2] + rz, face)
                 wx, wy, wz = world_spin(quat[0], quat[1], quat[2], quat[3], inv_inertia[0], inv_inertia[1],
                                         inv_inertia[2], momentum[0], momentum[1], momentum[2])
-                u = (nx * (vel[0] + wy * rz - wz * ry) + ny * (vel[1] + wz * rx - wx * rz)
-                     + nz * (vel[2] + wx * ry - wy * rx))
+                u = _normal_speed(nx, ny, nz, vel, wx, wy, wz, rx, ry, rz)
                 # the impulse P along n at the point changes u by P (1/m + (r x n) . I^-1 (r x n))
                 cx, cy, cz = ry * nz - rz * ny, rz * nx - rx * nz, rx * ny - ry * nx
                 sx, sy, sz = world_spin(quat[0], quat[1], quat[2], quat[3], inv_inertia[0], inv_inertia[1],
