@@ -88,10 +88,20 @@ def compile_model(scene: str | Path | mujoco.MjSpec) -> mujoco.MjModel:
         raise SceneError("scene.compile", f"MuJoCo's compiler rejects the scene: {err}") from err
 
 
+def confinement_fields(model: mujoco.MjModel) -> list[tuple[str, str]]:
+    """(NAME, data) of each text field ``confinement:NAME`` that ``model`` declares."""
+    fields = []
+    for t in range(model.ntext):
+        key = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_TEXT, t) or ""
+        if key.startswith(CONFINEMENT_PREFIX):
+            data = bytes(model.text_data[model.text_adr[t]:model.text_adr[t] + model.text_size[t]])
+            fields.append((key[len(CONFINEMENT_PREFIX):], data.rstrip(b"\0").decode()))
+    return fields
+
+
 def confinement_names(model: mujoco.MjModel) -> list[str]:
-    """The names of the confinements ``model`` declares (its text fields named ``confinement:NAME``)."""
-    keys = (mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_TEXT, t) or "" for t in range(model.ntext))
-    return [key[len(CONFINEMENT_PREFIX):] for key in keys if key.startswith(CONFINEMENT_PREFIX)]
+    """The names of the confinements ``model`` declares."""
+    return [name for name, _ in confinement_fields(model)]
 
 
 def name_of(model: mujoco.MjModel, obj: mujoco.mjtObj, index: int) -> str:

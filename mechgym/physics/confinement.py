@@ -53,7 +53,7 @@ import mujoco
 import numpy as np
 
 from ..errors import SceneError
-from ..scene import CONFINEMENT_PREFIX, name_of
+from ..scene import CONFINEMENT_PREFIX, confinement_fields, name_of
 from .hull import SAMPLED, geom_curvature, geom_samples, sample_count
 from .jit import kernel
 from .rotation import rot
@@ -119,23 +119,22 @@ class Declaration:
 
     @property
     def field(self) -> str:
-        return f"<text name='{CONFINEMENT_PREFIX}{self.name}'>"
+        return _field(self.name)
+
+
+def _field(name: str) -> str:
+    """How messages name a confinement's declaration."""
+    return f"<text name='{CONFINEMENT_PREFIX}{name}'>"
 
 
 def declarations(model: mujoco.MjModel) -> list[Declaration]:
     """Every confinement text field of ``model``, parsed; a malformed one raises ``SceneError``
     (custom.bad-value)."""
-    found = []
-    for t in range(model.ntext):
-        key = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_TEXT, t) or ""
-        if key.startswith(CONFINEMENT_PREFIX):
-            data = bytes(model.text_data[model.text_adr[t]:model.text_adr[t] + model.text_size[t]])
-            found.append(_parse(key[len(CONFINEMENT_PREFIX):], data.rstrip(b"\0").decode()))
-    return found
+    return [_parse(name, data) for name, data in confinement_fields(model)]
 
 
 def _parse(name: str, data: str) -> Declaration:
-    field = f"<text name='{CONFINEMENT_PREFIX}{name}'>"
+    field = _field(name)
     values = {}
     for token in data.split():
         key, sep, value = token.partition("=")
@@ -174,15 +173,15 @@ def _number(field: str, key: str, text: str | None, low: float, high: float) -> 
     return value
 
 
-def build_confinements(model: mujoco.MjModel, body_index: np.ndarray, joined_bodies: set[int]) -> Confinements:
+def build_confinements(model: mujoco.MjModel, data: mujoco.MjData, body_index: np.ndarray,
+                       joined_bodies: set[int]) -> Confinements:
     """The confinements of ``model`` checked and resolved (``SceneError`` with the codes of the README's table);
-    ``body_index`` (nbody,) maps MuJoCo bodies to engine bodies, ``joined_bodies`` holds the engine bodies
-    that joints, equalities or tendons hold."""
+    ``data``: after ``mj_kinematics`` at qpos0 (the surfaces' poses, the geoms' in their bodies); ``body_index``
+    (nbody,) maps MuJoCo bodies to engine bodies, ``joined_bodies`` holds the engine bodies that joints,
+    equalities or tendons hold."""
     declared = declarations(model)
     if not declared:
         return Confinements.empty()
-    data = mujoco.MjData(model)
-    mujoco.mj_kinematics(model, data)
     resolved = [_resolve(model, data, body_index, joined_bodies, d) for d in declared]
     by_body: dict[int, list[Declaration]] = {}
     for d, (body, *_rest) in zip(declared, resolved, strict=True):

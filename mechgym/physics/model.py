@@ -151,11 +151,11 @@ def build_model(model: mujoco.MjModel) -> EngineModel:
     env = Environment(gravity, model.opt.wind.copy(), fluid, smooth, implicit, coordinate_forces, contacts)
     rows = Rows.concatenate([constraints.rows, damper_rows(coordinates, coordinate_damping)])
     linkage = Linkage(rows, coordinates, Solver())
-    joined = {int(b) for b in np.concatenate((constraints.rows.body_a, constraints.rows.body_b)) if b >= 0}
-    confinements = build_confinements(model, body_index, joined)
 
     data = mujoco.MjData(model)
     mujoco.mj_kinematics(model, data)
+    joined = {int(b) for b in np.concatenate((constraints.rows.body_a, constraints.rows.body_b)) if b >= 0}
+    confinements = build_confinements(model, data, body_index, joined)
     static = body_index < 0
     static_potential = -float(model.body_mass[static] @ (data.xipos[static] @ gravity))
     geoms = contact_geoms(model, body_index) if contacts else Geoms.empty()
