@@ -583,15 +583,20 @@ def find_contacts(geoms, bodies, env, state, world, t_end, h, com0, quat0, conta
         if s < 0.0:
             continue
         _pose_at(geoms, bodies, state, world, b, s, h, com0, quat0, scratch)
+        vel = state.vel[world, b]
+        speed = math.sqrt(vel[0] ** 2 + vel[1] ** 2 + vel[2] ** 2)
+        omega = _spin_bound(bodies, state, world, b)
         for g in range(geoms.type.size):
             if geoms.body[g] != b:
                 continue
+            # speculative, as for a fast pair: every point the rest of the drift can bring into contact
+            ahead = (1.0 - s) * h * (speed + omega * _reach(geoms, g))
             for t in range(geoms.type.size):
                 if geoms.body[t] >= 0 or not can_collide(g, t, geoms.weld, geoms.parent, geoms.contype,
                                                          geoms.conaffinity, FILTER_PARENT):
                     continue
                 g1, g2 = min(g, t), max(g, t)
-                found = _collide_pair(geoms, scratch, g1, g2, margin)
+                found = _collide_pair(geoms, scratch, g1, g2, margin + ahead)
                 if found < 0:
                     return -1
                 for k in range(found):
