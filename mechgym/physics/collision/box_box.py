@@ -23,7 +23,9 @@ contact needs). If the clipping leaves no point within the margin (possible only
 over a nearly equal edge axis), the edge contact is used instead.
 
 Edge contact. One contact at the midpoint of the closest points of the two supporting edges, with
-dist = n.(q_B - q_A) (equal to the axis separation s).
+dist = n.(q_B - q_A) (equal to the axis separation s). When the boxes are apart (s > ABS_TOL) it comes with the best
+face's clipped points within the margin: speculative contacts (continuous collision runs the narrow phase with a
+margin of the rest of the step's motion), where a box that lands on an edge turns onto the face.
 
 Feature ids (distinct for the two kinds):
 - face: ((6 ref + ref_face) 6 + inc_face) 36 + label, with ref = 0 when A is the reference box, 1 for B;
@@ -148,8 +150,9 @@ def _face_contacts(ref_size, ref_pos, ref_mat, inc_size, inc_pos, inc_mat, axis,
 
 
 @kernel
-def _edge_contact(size1, pos1, mat1, size2, pos2, mat2, i, j, out_pos, out_normal, out_dist, out_feature):
-    """One contact between edge direction A_i of box 1 and B_j of box 2 (see module doc)."""
+def _edge_contact(size1, pos1, mat1, size2, pos2, mat2, i, j, row, out_pos, out_normal, out_dist, out_feature):
+    """Output row ``row``: the contact between edge direction A_i of box 1 and B_j of box 2 (see module doc);
+    returns row + 1."""
     a = vec(pos1)
     b = vec(pos2)
     axis = cross(column(mat1, i), column(mat2, j))
@@ -187,7 +190,7 @@ def _edge_contact(size1, pos1, mat1, size2, pos2, mat2, i, j, out_pos, out_norma
     qb = axpy(t, eb, sb)
     dist = dot(n, sub(qb, qa))
     p = scale(axpy(1.0, qa, qb), 0.5)
-    return emit(out_pos, out_normal, out_dist, out_feature, 0, p, n, dist,
+    return emit(out_pos, out_normal, out_dist, out_feature, row, p, n, dist,
                 EDGE_FEATURE_BASE + 16 * (3 * i + j) + 4 * code_a + code_b)
 
 
@@ -231,17 +234,21 @@ def box_box(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal, o
                 best_e, edge_i, edge_j = s, i, j
     use_b = best_b > REL_TOL * best_a + ABS_TOL
     best_face = best_b if use_b else best_a
-    if edge_i >= 0 and best_e > REL_TOL * best_face + ABS_TOL:
-        return _edge_contact(size1, pos1, mat1, size2, pos2, mat2, edge_i, edge_j, out_pos, out_normal, out_dist,
-                             out_feature)
-    if use_b:
-        count = _face_contacts(size2, pos2, mat2, size1, pos1, mat1, axis_b, 1, margin, out_pos, out_normal,
-                               out_dist, out_feature)
-    else:
-        count = _face_contacts(size1, pos1, mat1, size2, pos2, mat2, axis_a, 0, margin, out_pos, out_normal,
-                               out_dist, out_feature)
-    if count == 0 and edge_i >= 0:
-        # the biased face choice clipped everything away (the edge axis was nearly as good): use the edge
-        return _edge_contact(size1, pos1, mat1, size2, pos2, mat2, edge_i, edge_j, out_pos, out_normal, out_dist,
-                             out_feature)
+    edge_first = edge_i >= 0 and best_e > REL_TOL * best_face + ABS_TOL
+    count = 0
+    if not edge_first or best_e > ABS_TOL:
+        # apart with an edge first: the face's points within the margin are contacts too (speculative; their gaps
+        # are exact point distances, >= best_e), so that a box landing on an edge and turning onto the face within
+        # the margin meets the face with all its points, not with the edge alone. Not within ABS_TOL: a corner
+        # resting on an edge would then carry two contacts at one point, one along each normal
+        if use_b:
+            count = _face_contacts(size2, pos2, mat2, size1, pos1, mat1, axis_b, 1, margin, out_pos, out_normal,
+                                   out_dist, out_feature)
+        else:
+            count = _face_contacts(size1, pos1, mat1, size2, pos2, mat2, axis_a, 0, margin, out_pos, out_normal,
+                                   out_dist, out_feature)
+    if edge_first or (count == 0 and edge_i >= 0):
+        # the edge axis wins, or the biased face choice clipped everything away (the edge was nearly as good)
+        count = _edge_contact(size1, pos1, mat1, size2, pos2, mat2, edge_i, edge_j, count, out_pos, out_normal,
+                              out_dist, out_feature)
     return count

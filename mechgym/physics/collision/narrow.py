@@ -35,8 +35,9 @@ CAPSULE = int(mujoco.mjtGeom.mjGEOM_CAPSULE)
 CYLINDER = int(mujoco.mjtGeom.mjGEOM_CYLINDER)
 BOX = int(mujoco.mjtGeom.mjGEOM_BOX)
 
-# Output rows a call may write: box-box clipping yields up to 8 points (and uses 8 rows as workspace).
-MAX_CONTACTS = 8
+# Output rows a call may write: box-box clipping yields up to 8 points (and uses 8 rows as workspace), and boxes
+# apart with an edge first add their edge contact to those.
+MAX_CONTACTS = 9
 
 _SUPPORTED = frozenset({
     (PLANE, SPHERE), (PLANE, CAPSULE), (PLANE, CYLINDER), (PLANE, BOX),

@@ -105,6 +105,29 @@ def test_crossed_edges_give_one_point_at_the_analytic_distance():
         assert c.feature[0] >= EDGE_FEATURE_BASE
 
 
+def test_boxes_apart_edge_first_also_give_the_face_points_within_the_margin():
+    # The bar of the next test pitched by 0.1 over A's top edge x = 0.5, lifted 2 mm: apart by ~1 mm along the
+    # edge-edge axis. With a margin that covers the bar's fall (continuous collision's speculative margin) the
+    # contacts are the edge contact at the edge axis' separation and the points of A's top face that the bar's
+    # face reaches within the margin, each at its exact distance from A (a point over the top face: its height).
+    half = np.array([0.52, 0.05, 0.05])
+    mat = rot((0.0, 1.0, 0.0), 0.1) @ rot((1.0, 0.0, 0.0), math.pi / 4)
+    pos = np.array((0.1, 0.0, 0.6122))
+    face_a, _, best_edge = sat_separations(np.full(3, 0.5), np.zeros(3), I3, half, pos, mat)
+    assert best_edge > REL_TOL * face_a + ABS_TOL and best_edge > ABS_TOL
+    assert len(contacts(BIG, (BOX, half, pos, mat))) == 0  # apart by more than MARGIN
+    c = contacts(BIG, (BOX, half, pos, mat), margin=0.2)
+    edge = c.feature >= EDGE_FEATURE_BASE
+    assert edge.sum() == 1 and c.dist[edge][0] == pytest.approx(best_edge, abs=1e-15)
+    face = ~edge
+    assert face.sum() >= 3
+    np.testing.assert_allclose(c.normal[face], np.tile([0.0, 0.0, 1.0], (face.sum(), 1)), atol=1e-15)
+    incident = c.pos[face] + 0.5 * c.dist[face, None] * c.normal[face]
+    assert np.all(np.abs(incident[:, :2]) <= 0.5 + 1e-12)  # over A's top face: the distance is the height
+    np.testing.assert_allclose(c.dist[face], incident[:, 2] - 0.5, atol=1e-14)
+    assert np.all(c.dist[face] >= best_edge - 1e-15)
+
+
 def test_face_bias_keeps_a_face_unless_an_edge_is_clearly_better():
     # B: a long bar (half length 0.52 > A's 0.5) turned 45 deg about its axis x so that an edge points down,
     # then pitched by delta about y, its low edge crossing A's top edge x = 0.5 (about 1 mm deep). The

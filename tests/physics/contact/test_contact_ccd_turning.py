@@ -1,0 +1,61 @@
+"""Continuous collision of turning bodies, as a property: seed 003's 5 cm cube tossed onto its 1 cm slab with a
+random orientation and spin never ends under the slab, at any of the cube-drop sweep's 15 physics steps.
+
+Each draw (seeded, the same at every dt): an orientation uniform over the rotations, a spin of up to 10 rad/s
+about a random axis, the centre anywhere over the middle 20 x 20 cm of the 24 x 24 cm slab (so the cube often
+lands over an edge) 6-20 cm above its resting height, thrown down at 1-4.5 m/s (a drop of up to 1 m). The cube
+is tunnelled when its centre is found below the slab's top face inside the slab's footprint: it is then half
+into the slab or through it (a tossed cube that lands on an edge and tips off the slab passes beside it, not
+under it). The bundled scene is used as it is (restitution 0, friction 1), through the Simulator interface."""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+import pytest
+
+import mechgym
+from mechgym.robustness.cube_drop import DT_MS
+
+DRAWS = 200
+DURATION = 0.4  # s: the impacts and the settling (the cube reaches the slab within 0.06 s)
+
+
+def _toss(draw: int, model: mujoco.MjModel, rest: float) -> tuple[np.ndarray, np.ndarray]:
+    """(qpos, qvel) of the draw; ``rest``: the cube's resting height on the slab (m)."""
+    rng = np.random.default_rng([3, draw])
+    qpos, qvel = model.qpos0.copy(), np.zeros(model.nv)
+    quat = rng.normal(size=4)
+    qpos[3:7] = quat / np.linalg.norm(quat)
+    qpos[0:3] = (*rng.uniform(-0.1, 0.1, size=2), rest + rng.uniform(0.06, 0.2))
+    spin = rng.normal(size=3)
+    qvel[3:6] = spin * rng.uniform(0.0, 10.0) / np.linalg.norm(spin)
+    qvel[2] = -rng.uniform(1.0, 4.5)
+    return qpos, qvel
+
+
+# At 50 ms, 1 of the 200 draws (99) tips off the slab's edge while it turns by 0.9 rad per step and its centre ends
+# 1.3 cm under the slab's bottom, 5 mm inside the footprint: the position correction is linear in the turn (Engine V).
+TIPS_THROUGH_THE_EDGE = pytest.mark.xfail(
+    strict=True, reason="draw 99 tips through the slab's edge (linear correction of a 0.9 rad turn per step)")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dt_ms", [pytest.param(dt, marks=TIPS_THROUGH_THE_EDGE) if dt == 50 else dt for dt in DT_MS])
+def test_a_tossed_spinning_cube_never_ends_under_the_slab(dt_ms):
+    dt = dt_ms / 1000.0
+    sim = mechgym.load("cube_drop", backend="mechgym", dt=dt)
+    slab = sim.model.geom("slab")
+    top, half = slab.pos[2] + slab.size[2], slab.size[:2]
+    rest = top + sim.model.geom("cube").size[2]
+    tunnelled = []
+    for draw in range(DRAWS):
+        qpos, qvel = _toss(draw, sim.model, rest)
+        sim.reset(qpos=qpos, qvel=qvel)
+        for _ in range(round(DURATION / dt)):
+            sim.step(1)
+            centre = sim.body("cube").pos
+            if np.all(np.abs(centre[:2] - slab.pos[:2]) < half) and centre[2] < top:
+                tunnelled.append((draw, round(sim.time, 4), centre.round(4).tolist()))
+                break
+    assert not tunnelled, f"draws that ended under the slab (draw, t, centre): {tunnelled}"
