@@ -74,7 +74,10 @@ the smaller extent of one of its geoms and a static plane or box is swept agains
 conservative advancement on ``collision.toi_plane``/``toi_box`` (closed-form lower bounds of the time of
 impact along the linear drift, rotation bounded by w_max = max(1/I) |L|). If it was separated at the start
 of the step and first touches at the fraction s, its contacts with static geometry are taken at the
-separated pose at s (normals, points, features), never from the possibly deep overlap after the drift;
+separated pose at s (normals, points, features), never from the possibly deep overlap after the drift,
+with the margin widened by the rest of the step's motion (1 - s) (|v_half| + w_max rho) h, so that every point
+the rest of the drift can bring in is in the set (a tumbling cube's other corners join its first corner's
+impact; boxes apart with an edge first give the face's points too, ``collision.box_box``);
 their gaps are extrapolated to the end of the drift, dist_end = dist_s + (1 - s) h J_n v_half, and the
 position correction then projects the body back along that normal: a 1 mm wall stops a 20 m/s ball.
 A pair of moving bodies whose relative motion bound (|v_a - v_b| + w_a r_a + w_b r_b) h is fast is swept the
