@@ -118,17 +118,13 @@ def _deepest_gap(env: gym.Env, policy, seed: int = 0) -> float:
             return deepest
 
 
-@pytest.mark.xfail(strict=True, reason="Engine V: the slider, swept against the walls (5 mm per 0.5 ms step), takes "
-                   "its contacts at its first-touch pose within the 0.1 mm margin, and misses the corner that its turn "
-                   "drives into the wall later in the step (0.4-1.7 mm deep)")
 @pytest.mark.parametrize("physics_dt", [2e-4, 5e-4])
 def test_on_the_in_house_engine_the_slider_stays_out_of_the_walls(physics_dt):
-    """The whole episode (1 s), passive and under the speed controller: no gap below -MARGIN (0.1 mm).
-    Measured: the passive slider at 0.5 ms misses a corner at t = 0.059 s (corner 3 touching at 0.02 mm and
-    receding, corner 4 at 0.13 mm closing at 1.3 m/s, 0.52 mm deep after the step). Widening that margin by the
-    rest of the motion bound, (1 - s)(|v| + w reach) h, for pairs touching at s passes this test (deepest gap
-    -0.077 mm at 0.2 ms, 0 at 0.5 ms) but leaves a landing cube (scripted CubeDrop-v0, 10 ms, seed 0) resting
-    tilted on two corners 0.575 mm inside the slab, spinning at 0.43 rad/s for the rest of the episode."""
+    """The whole episode (1 s), passive and under the speed controller: no gap below -MARGIN (0.1 mm). The slider,
+    swept against the walls (5 mm per 0.5 ms step), turns a corner into the wall after its first touch within the
+    step (the passive slider at 0.5 ms, t = 0.059 s: corner 4 at 0.13 mm closing at 1.3 m/s, 0.52 mm deep after the
+    step while its contacts were taken at the first-touch pose within MARGIN only); its contacts are now taken with
+    the margin widened by the rest of the step's motion."""
     env = make("mechgym", physics_dt=physics_dt, decimation=1)
     for policy in (lambda _: np.zeros(1), env.unwrapped.scripted_policy()):
         assert _deepest_gap(env, policy) > -1e-4
