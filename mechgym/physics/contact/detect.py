@@ -207,6 +207,15 @@ def _reach(geoms, g):
 
 
 @kernel(inline="always")
+def _geom_motion(geoms, bodies, state, world, b, g, h):
+    """How far (m) a point of geom g of moving body b can move in the step: h (|v_half| + w_max reach)
+    (``_spin_bound``, ``_reach``)."""
+    vel = state.vel[world, b]
+    return h * (math.sqrt(vel[0] ** 2 + vel[1] ** 2 + vel[2] ** 2)
+                + _spin_bound(bodies, state, world, b) * _reach(geoms, g))
+
+
+@kernel(inline="always")
 def _fast(geoms, g1, g2, motion):
     """Geoms g1, g2 move by ``motion`` (m, a bound) relative to each other in the step: more than CCD_FRACTION of
     the smaller extent of the two, so that the state after the drift alone may miss their first touch."""
@@ -312,14 +321,12 @@ def _first_touch(geoms, bodies, state, world, b, h, com0, quat0, scratch, margin
     tau of the time of impact over the rest of the step (collision.toi_plane / toi_box) moves s to
     s + (1 - s) tau, until the narrow phase finds the hit geom within the margin."""
     vel = state.vel[world, b]
-    speed = math.sqrt(vel[0] ** 2 + vel[1] ** 2 + vel[2] ** 2)
     omega = _spin_bound(bodies, state, world, b)
     fast = False
     for g in range(geoms.type.size):
         if geoms.body[g] != b:
             continue
-        # a point of the geom moves by at most (|v| + w reach) h in the step
-        motion = h * (speed + omega * _reach(geoms, g))
+        motion = _geom_motion(geoms, bodies, state, world, b, g, h)
         for s in range(geoms.type.size):
             if _sweepable(geoms, g, s) and _fast(geoms, g, s, motion):
                 fast = True
@@ -583,14 +590,11 @@ def find_contacts(geoms, bodies, env, state, world, t_end, h, com0, quat0, conta
         if s < 0.0:
             continue
         _pose_at(geoms, bodies, state, world, b, s, h, com0, quat0, scratch)
-        vel = state.vel[world, b]
-        speed = math.sqrt(vel[0] ** 2 + vel[1] ** 2 + vel[2] ** 2)
-        omega = _spin_bound(bodies, state, world, b)
         for g in range(geoms.type.size):
             if geoms.body[g] != b:
                 continue
             # speculative, as for a fast pair: every point the rest of the drift can bring into contact
-            ahead = (1.0 - s) * h * (speed + omega * _reach(geoms, g))
+            ahead = (1.0 - s) * _geom_motion(geoms, bodies, state, world, b, g, h)
             for t in range(geoms.type.size):
                 if geoms.body[t] >= 0 or not can_collide(g, t, geoms.weld, geoms.parent, geoms.contype,
                                                          geoms.conaffinity, FILTER_PARENT):
