@@ -53,6 +53,7 @@ from .sets import (
     VELOCITY_TOLERANCE,
     Geoms,
     Scratch,
+    beside_impact,
     body_geoms_at,
     geom_poses,
 )
@@ -444,6 +445,7 @@ def _classify(bodies, env, state, world, t_end, h, contacts, scratch, settled):
         dist = contacts.dist[i]
         contacts.active[i] = dist <= TOUCH
         contacts.impact[i] = contacts.active[i] and not persistent
+        contacts.pressed[i] = False
         contacts.gap_target[i] = 0.0
         contacts.rebound[i] = 0.0
         if not contacts.impact[i]:
@@ -455,10 +457,7 @@ def _classify(bodies, env, state, world, t_end, h, contacts, scratch, settled):
         if disc >= 0.0 and u_end + math.sqrt(disc) > 0.0:
             tau = min(h, max(0.0, -2.0 * dist / (u_end + math.sqrt(disc))))
         approach = u_end + a_n * tau
-        if approach <= max(math.sqrt(env.gravity[0] ** 2 + env.gravity[1] ** 2 + env.gravity[2] ** 2) * h,
-                           VELOCITY_TOLERANCE):
-            # no faster than gravity brings a body to rest on a support in one step (nor than the velocity solve
-            # resolves, for bodies that move on together without gravity): a resting contact forms
+        if approach <= resting_speed(env, h):  # a resting contact forms
             contacts.impact[i] = False
             continue
         e = contacts.restitution[i]
@@ -467,6 +466,14 @@ def _classify(bodies, env, state, world, t_end, h, contacts, scratch, settled):
         contacts.gap_target[i] = max(0.0, e * approach * tau + 0.5 * a_n * tau * tau)
         _event(contacts, world, first_event, t_end - tau, contacts.geom1[i], contacts.geom2[i], approach)
     _join_closing_contacts(bodies, env, state, world, t_end, h, contacts, scratch, first_event)
+
+
+@kernel
+def resting_speed(env, h):
+    """The approach speed (m/s) up to which a contact that closes rests rather than impacts: no faster than gravity
+    brings a body to rest on a support in one step, |g| h (nor than the velocity solve resolves,
+    VELOCITY_TOLERANCE, for bodies that move on together without gravity)."""
+    return max(math.sqrt(env.gravity[0] ** 2 + env.gravity[1] ** 2 + env.gravity[2] ** 2) * h, VELOCITY_TOLERANCE)
 
 
 @kernel
@@ -498,13 +505,7 @@ def _join_closing_contacts(bodies, env, state, world, t_end, h, contacts, scratc
     for i in range(base, base + count):
         if contacts.active[i]:
             continue
-        a, b = contacts.body_a[i], contacts.body_b[i]
-        hit = False
-        for j in range(base, base + count):
-            if contacts.impact[j] and ((a >= 0 and (contacts.body_a[j] == a or contacts.body_b[j] == a))
-                                       or (b >= 0 and (contacts.body_a[j] == b or contacts.body_b[j] == b))):
-                hit = True
-        if not hit:
+        if not beside_impact(contacts, base, base + count, i):
             continue
         _, u_end = _free_approach(bodies, env, state, world, h, contacts, i, scratch)
         if not contacts.dist[i] < u_end * h:
@@ -515,6 +516,29 @@ def _join_closing_contacts(bodies, env, state, world, t_end, h, contacts, scratc
         contacts.rebound[i] = contacts.restitution[i] * u_end
         _event(contacts, world, first_event, t_end + contacts.dist[i] / u_end, contacts.geom1[i], contacts.geom2[i],
                u_end)
+
+
+@kernel
+def join_pressed(bodies, env, state, world, h, contacts, scratch):
+    """After ``position.correct_positions`` (its multipliers in ``scratch.lam``): a contact that was open after the
+    drift but that the correction pushed (lambda > 0, so its linearised gap is now 0: in touch) joins the velocity
+    solve as touching, when it closes no faster than a resting contact forms (u_end <= |g| h, ``resting_speed``)
+    on bodies without an impact in this step. A box rocked onto one edge and set level by the correction has its
+    other edge pressed to a linearised gap of 0, left a few 1e-7 m open by the second order of the turn: without
+    that edge in the solve, the closing kick's gravity tips the box about the one edge that touches, the next
+    drift digs the other edge in, and the box rocks from edge to edge in a two-step cycle that never comes to
+    rest. A pressed contact that ends the solve without pushing leaves the touching set (``solve.settle_contacts``)."""
+    capacity = contacts.prev_geom1.size // contacts.count.size
+    base = world * capacity
+    count = min(contacts.count[world], capacity)
+    limit = resting_speed(env, h)
+    for i in range(base, base + count):
+        if contacts.active[i] or not scratch.lam[i - base] > 0.0:
+            continue
+        if _free_approach(bodies, env, state, world, h, contacts, i, scratch)[1] <= limit and not beside_impact(
+                contacts, base, base + count, i):
+            contacts.active[i] = True
+            contacts.pressed[i] = True
 
 
 @kernel

@@ -106,6 +106,7 @@ def correct_positions(linkage, bodies, state, world, contacts, scratch, work, jo
     needed = False
     for c in range(count):
         i = base + c
+        scratch.lam[c] = 0.0
         needed = needed or (contacts.active[i] and contacts.dist[i] < contacts.gap_target[i])
     if not needed:
         return 0
@@ -116,7 +117,6 @@ def correct_positions(linkage, bodies, state, world, contacts, scratch, work, jo
         factor_rows(rows, bodies, state, world, work.gradient, joined.rigid, joined)
     for c in range(count):
         i = base + c
-        scratch.lam[c] = 0.0
         row = contacts.rows[i, 0]
         a, b = contacts.body_a[i], contacts.body_b[i]
         contacts.coupling[i, 0, 0] = coupling(bodies, state, world, a, b, row, row, scratch.vectors)

@@ -80,8 +80,9 @@ class ContactSet(NamedTuple):
     dist: np.ndarray  # (WC,) signed gap at the end of the drift, m (before the position correction)
     rows: np.ndarray  # (WC, 3, 12) gradient rows of n, t1, t2
     coupling: np.ndarray  # (WC, 3, 3) J W J^T, 1/kg
-    active: np.ndarray  # (WC,) bool: touching (dist <= TOUCH), takes part in the solves
+    active: np.ndarray  # (WC,) bool: touching (dist <= TOUCH, or pressed), takes part in the solves
     impact: np.ndarray  # (WC,) bool: touching now, not in the previous step
+    pressed: np.ndarray  # (WC,) bool: open after the drift, pressed into touch by the correction (join_pressed)
     sliding: np.ndarray  # (WC,) bool: kinetic friction (carried over from the previous step while it slips)
     gap_target: np.ndarray  # (WC,) m
     rebound: np.ndarray  # (WC,) an impact's Newton target e u* + a_n tau (>= 0), m/s
@@ -117,16 +118,25 @@ class ContactSet(NamedTuple):
     @staticmethod
     def empty(worlds: int, capacity: int = 64, events: int = 256) -> ContactSet:
         n = worlds * capacity
-        index, flag = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.bool_)
-        return ContactSet(np.zeros(worlds, dtype=np.int64), index.copy(), index.copy(), index.copy(), index.copy(),
-                          index.copy(), np.zeros((n, 3)), np.zeros(n), np.zeros((n, 3, 12)), np.zeros((n, 3, 3)),
-                          flag.copy(), flag.copy(), flag.copy(), np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n),
-                          np.zeros(n), np.zeros(n), np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 3)),
-                          np.zeros((n, 3)), np.zeros(worlds, dtype=np.int64),
-                          index.copy(), index.copy(), index.copy(), flag.copy(), flag.copy(), np.zeros((n, 3)),
-                          np.zeros((n, 3)),
-                          np.zeros(worlds, dtype=np.int64), np.zeros((worlds, events)),
-                          np.zeros((worlds, events, 2), dtype=np.int64), np.zeros((worlds, events)))
+        def index():
+            return np.zeros(n, dtype=np.int64)
+
+        def flag():
+            return np.zeros(n, dtype=np.bool_)
+
+        def vectors():
+            return np.zeros((n, 3))
+
+        return ContactSet(
+            count=np.zeros(worlds, dtype=np.int64), geom1=index(), geom2=index(), feature=index(), body_a=index(),
+            body_b=index(), point=vectors(), dist=np.zeros(n), rows=np.zeros((n, 3, 12)), coupling=np.zeros((n, 3, 3)),
+            active=flag(), impact=flag(), pressed=flag(), sliding=flag(),
+            gap_target=np.zeros(n), rebound=np.zeros(n), approach=np.zeros(n), restitution=np.zeros(n),
+            static_friction=np.zeros(n), friction=np.zeros(n), impulse=vectors(), stage=vectors(), opened=vectors(),
+            force=vectors(), prev_count=np.zeros(worlds, dtype=np.int64), prev_geom1=index(), prev_geom2=index(),
+            prev_feature=index(), prev_active=flag(), prev_sliding=flag(), prev_point=vectors(), prev_force=vectors(),
+            event_count=np.zeros(worlds, dtype=np.int64), event_time=np.zeros((worlds, events)),
+            event_geom=np.zeros((worlds, events, 2), dtype=np.int64), event_speed=np.zeros((worlds, events)))
 
 
 class Scratch(NamedTuple):
@@ -256,6 +266,18 @@ def body_geoms_at(geoms, b, com, quat, scratch):
         if geoms.body[g] == b:
             _geom_pose(geoms, g, com[0], com[1], com[2], quat[0], quat[1], quat[2], quat[3], scratch.pos,
                        scratch.mat)
+
+
+@kernel
+def beside_impact(contacts, base, end, i):
+    """Whether a contact in [base, end) other than i impacted in this step on a moving body that contact i
+    touches too."""
+    for j in range(base, end):
+        if j != i and contacts.active[j] and contacts.impact[j]:
+            for body in (contacts.body_a[i], contacts.body_b[i]):
+                if body >= 0 and (body == contacts.body_a[j] or body == contacts.body_b[j]):
+                    return True
+    return False
 
 
 # Columns of the (C, HELD_INTS) / (C, HELD_FLOATS) buffers of ``keep_contacts``.

@@ -19,7 +19,7 @@ from .dense import solve_dense
 from .detect import find_contacts
 from .friction import at_limit, cone_mu, friction_step, normal_coupling
 from .joined import apply_joined, factor_rows, join_rows
-from .sets import MAX_SWEEPS, SLIP, UNBALANCED, VELOCITY_TOLERANCE
+from .sets import MAX_SWEEPS, SLIP, UNBALANCED, VELOCITY_TOLERANCE, beside_impact
 
 SLOW_SWEEPS = 1000  # see _converge
 DENSE_AFTER = 8  # sweeps on the bodies before a solve moves to contact space (contact.dense)
@@ -179,18 +179,6 @@ def update_sliding(bodies, state, world, contacts, scratch):
 
 
 @kernel
-def _beside_impact(contacts, base, end, i):
-    """Whether a contact in [base, end) other than i impacted in this step on a moving body that contact i
-    touches too."""
-    for j in range(base, end):
-        if j != i and contacts.active[j] and contacts.impact[j]:
-            for body in (contacts.body_a[i], contacts.body_b[i]):
-                if body >= 0 and (body == contacts.body_a[j] or body == contacts.body_b[j]):
-                    return True
-    return False
-
-
-@kernel
 def finish_solve(bodies, state, world, h, contacts, scratch):
     """Reaction forces after the solve: F = (opened + sum_k P_k d_k) / h on body b (world vector, N), the mean
     over the step, for touching contacts that did not just impact and touch no body that another contact
@@ -205,7 +193,7 @@ def finish_solve(bodies, state, world, h, contacts, scratch):
     for i in range(base, end):
         if contacts.sliding[i] and _slip(bodies, state, world, contacts, i, scratch.normal) <= SLIP:
             contacts.sliding[i] = False
-        carried = contacts.active[i] and not contacts.impact[i] and not _beside_impact(contacts, base, end, i)
+        carried = contacts.active[i] and not contacts.impact[i] and not beside_impact(contacts, base, end, i)
         for j in range(3):
             total = 0.0
             if carried:
@@ -431,12 +419,19 @@ def settle_contacts(linkage, bodies, env, state, world, h, wrench, contacts, scr
     If every body of these contacts is left slower than gravity makes it in a step (|v| <= |g| h), every
     touching contact's force becomes the resting reaction; a body still moving (a box pivoting on the edge it
     landed on) keeps the mean forces (an impact's: none), since the reaction that would hold it in this pose is
-    no force of its motion. Returns 0 when there was nothing to settle, else the trial's sweeps (or -1)."""
+    no force of its motion. Returns 0 when there was nothing to settle, else the trial's sweeps (or -1).
+
+    First, a pressed contact (``detect.join_pressed``) that did not push in the solve leaves the touching set: it
+    carries no force, and the next step takes it as new (an impact if it then closes fast)."""
     capacity = contacts.prev_geom1.size // contacts.count.size
     base = world * capacity
     limit = math.sqrt(env.gravity[0] ** 2 + env.gravity[1] ** 2 + env.gravity[2] ** 2) * h
     event, resting = False, True
     for i in range(base, base + min(contacts.count[world], capacity)):
+        if contacts.pressed[i] and not contacts.impulse[i, 0] > 0.0:  # it held nothing: open again
+            contacts.active[i] = False
+            for k in range(3):
+                contacts.force[i, k] = 0.0
         impact = contacts.active[i] and contacts.impact[i]
         released = not contacts.active[i] and _pushed(contacts.opened[i])
         unbalanced = contacts.active[i] and not impact and _unbalanced(contacts, i)
