@@ -19,7 +19,7 @@ One step of length h from t_k = k h (k = the global step index, so time is never
 The constraint stages run only when the scene has rows (joints, equalities, rods, ropes); without rows the
 step is Engine I's velocity Verlet unchanged. When geoms can collide the contact stages of
 :mod:`mechgym.physics.contact` run too: warm_start after the opening kick; find_contacts (at the poses SHAKE
-left), correct_positions and join_pressed after the drift; solve_contacts and settle_contacts after the
+left), correct_positions and join_near after the drift; solve_contacts and settle_contacts after the
 closing kick. With rows too, contacts and constraints are coupled at both levels: the position correction
 moves the poses along the contact normals and the rows' gradients together, so that it removes penetration
 without breaking a joint (``contact.correct_positions``), and after the velocity projection of the rows the
@@ -92,7 +92,7 @@ from .contact import (
     clear_joined,
     correct_positions,
     find_contacts,
-    join_pressed,
+    join_near,
     keep_contacts,
     settle_contacts,
     solve_contacts,
@@ -432,7 +432,7 @@ def _step(bodies, actuators, env, linkage, geoms, confinements, windows, state, 
             return TOO_MANY_CONTACTS
         if correct_positions(linkage, bodies, state, world, contacts, contact_scratch, work, joined) < 0:
             return CONTACTS_NOT_SOLVED
-        join_pressed(bodies, env, state, world, h, contacts, contact_scratch)
+        join_near(bodies, env, state, world, h, contacts, contact_scratch)
     if constrained:
         start_damper_rates(rows, bodies, state, world, work)
     window_impulse(windows, world, t_mid, t1, impulse)

@@ -14,8 +14,8 @@ with r the lever from each body's centre of mass to the contact point (m). The n
 circular cone, |P_t| <= mu P_n, decided per point: the impulse that makes the slip zero is kept when it
 lies in the static cone |P_t| <= mu_s P_n (stick); a point that static friction cannot hold slides: its
 tangential impulse is mu_k P_n opposite the slip (kinetic friction). A contact whose gap exceeds ``TOUCH``
-carries no force (unless the position correction pressed it into touch, below); the ``MARGIN`` (0.1 mm) keeps
-near contacts in the set so that their feature ids persist.
+carries no force (unless it is near and closes slowly, below); the ``MARGIN`` (0.1 mm) keeps near contacts in
+the set so that their feature ids persist.
 
 One step of length h (``step.advance`` runs these among its own stages when the scene has contacts):
 
@@ -29,8 +29,9 @@ One step of length h (``step.advance`` runs these among its own stages when the 
                  impact estimates and the targets of the position and velocity solves      (this module)
   correct_positions  projection of the poses along the start normals onto the gap targets;
                  velocities and momenta are left alone                                    (this module)
-  join_pressed   open contacts that the correction pressed into touch join the velocity solve when they
-                 close slowly                                                             (this module)
+  join_near      open contacts with static geometry that the correction pushed, or open by at most
+                 RESTING_TOUCH beside touching ones, join the velocity solve as touching
+                 when they close slowly                                                   (this module)
   closing kick   v += h/2 (g + F/m)                                                     (step.py)
   solve_contacts projected Gauss-Seidel on the rows to tolerance (impacts: compression, rebound, final
                  inelastic stage); reaction forces                                         (this module)
@@ -89,13 +90,16 @@ by how far the bodies' turns can move their points in the step (h w reach), so t
 rocking on one corner is in the set: the position correction may not dig it in, and it joins the impact when
 its gap closes within the step. An impact approaching no faster than VELOCITY_TOLERANCE is a resting contact.
 
-Pressed contacts (``join_pressed``). The position correction keeps every contact of the set out of penetration,
-the open ones too, and may have to push an open one (lambda > 0): its linearised gap is then 0, in touch. When it
-closes no faster than a resting contact forms (u_end <= |g| h, on bodies without an impact) it joins the velocity
-solve as touching. Without it a box set level by the correction, one edge touching and the other pressed to a few
-1e-7 m open (the second order of the correction's turn), rocks from edge to edge in a two-step cycle: gravity's
-closing kick tips it about the one touching edge, and the next drift digs the other in. A pressed contact that
-pushes carries its mean force on like a touching one; one that does not leaves the touching set after the solve.
+Near contacts (``join_near``). The position correction keeps every contact of the set out of penetration, the
+open ones too, and may have to push an open one (lambda > 0): its linearised gap is then 0, in touch. Such a
+contact of a body with static geometry, or one open by at most RESTING_TOUCH (1e-6 m) on a body that touches
+elsewhere, joins the velocity solve as touching when it closes no faster than a resting contact forms
+(u_end <= |g| h, on bodies without an impact).
+Without it a resting box that a step turned slightly keeps some corners open by the second order of the turn
+(1e-8-1e-6 m) and rocks in a cycle of two or three steps: gravity's closing kick tips it about the corners that
+touch, and the next drift digs the others in. A near contact that pushes carries its mean force on like a touching
+one; one that does not leaves the touching set after the solve. A box may so rest with a corner up to
+RESTING_TOUCH off its support.
 
 With joints (constraint rows) every contact impulse goes with the equality rows' impulses that keep them
 satisfied, and every position correction with the matching pose change (``joined.py``); the rows' velocity
@@ -106,7 +110,7 @@ index w C + c so that constraints' kernels that read ``rows.body_a[r]`` take the
 Units: m, s, kg; impulses N s (rows), forces N (world vectors).
 """
 
-from .detect import find_contacts, join_pressed, sweep_setup
+from .detect import find_contacts, join_near, sweep_setup
 from .joined import Joined, clear_joined
 from .position import correct_positions
 from .sets import HELD_FLOATS, HELD_INTS, MARGIN, ContactSet, Geoms, Scratch, contact_geoms, keep_contacts
@@ -141,7 +145,7 @@ __all__ = [
     "end_rebound",
     "find_contacts",
     "finish_solve",
-    "join_pressed",
+    "join_near",
     "keep_contacts",
     "prime_contacts",
     "settle_contacts",

@@ -49,6 +49,7 @@ from .sets import (
     FILTER_PARENT,
     MARGIN,
     MATCH_RADIUS,
+    RESTING_TOUCH,
     TOUCH,
     VELOCITY_TOLERANCE,
     Geoms,
@@ -56,6 +57,7 @@ from .sets import (
     beside_impact,
     body_geoms_at,
     geom_poses,
+    shares_body,
 )
 
 
@@ -445,7 +447,7 @@ def _classify(bodies, env, state, world, t_end, h, contacts, scratch, settled):
         dist = contacts.dist[i]
         contacts.active[i] = dist <= TOUCH
         contacts.impact[i] = contacts.active[i] and not persistent
-        contacts.pressed[i] = False
+        contacts.near[i] = False
         contacts.gap_target[i] = 0.0
         contacts.rebound[i] = 0.0
         if not contacts.impact[i]:
@@ -519,26 +521,43 @@ def _join_closing_contacts(bodies, env, state, world, t_end, h, contacts, scratc
 
 
 @kernel
-def join_pressed(bodies, env, state, world, h, contacts, scratch):
-    """After ``position.correct_positions`` (its multipliers in ``scratch.lam``): a contact that was open after the
-    drift but that the correction pushed (lambda > 0, so its linearised gap is now 0: in touch) joins the velocity
-    solve as touching, when it closes no faster than a resting contact forms (u_end <= |g| h, ``resting_speed``)
-    on bodies without an impact in this step. A box rocked onto one edge and set level by the correction has its
-    other edge pressed to a linearised gap of 0, left a few 1e-7 m open by the second order of the turn: without
-    that edge in the solve, the closing kick's gravity tips the box about the one edge that touches, the next
-    drift digs the other edge in, and the box rocks from edge to edge in a two-step cycle that never comes to
-    rest. A pressed contact that ends the solve without pushing leaves the touching set (``solve.settle_contacts``)."""
+def _beside_touching(contacts, base, end, i):
+    """Whether a contact in [base, end) other than i touches (dist <= TOUCH) a moving body that contact i touches
+    too."""
+    for j in range(base, end):
+        if j != i and contacts.active[j] and not contacts.near[j] and shares_body(contacts, i, j):
+            return True
+    return False
+
+
+@kernel
+def join_near(bodies, env, state, world, h, contacts, scratch):
+    """After ``position.correct_positions`` (its multipliers in ``scratch.lam``), open contacts of a body with
+    static geometry that join the velocity solve as touching, when they close no faster than a resting contact
+    forms (u_end <= |g| h, ``resting_speed``) on a body without an impact in this step: one that the correction
+    pushed (lambda > 0: its linearised gap is now 0), and one open by no more than RESTING_TOUCH on a body that
+    touches elsewhere. A box resting on some of its corners after a step that turned it slightly (a rocking
+    landing, set level by the correction, or an unbalanced warm start) has the others open by the second order of
+    the turn, 1e-8-1e-6 m; without them in the solve, the closing kick's gravity tips the box about the corners
+    that touch, the next drift digs the others in, and the box rocks in a cycle of two or three steps that never
+    comes to rest. (A body on a single contact that opens falls freely and lands again: it tips about nothing.)
+    Contacts between two moving bodies are left as they are: in a squeeze (the gripper's card between its pads
+    on servoed slides) near contacts join nearly dependent sets, whose solves took 4.5 times longer. A near
+    contact that ends the solve without pushing leaves the touching set (``solve.settle_contacts``)."""
     capacity = contacts.prev_geom1.size // contacts.count.size
     base = world * capacity
-    count = min(contacts.count[world], capacity)
+    end = base + min(contacts.count[world], capacity)
     limit = resting_speed(env, h)
-    for i in range(base, base + count):
-        if contacts.active[i] or not scratch.lam[i - base] > 0.0:
+    for i in range(base, end):
+        if contacts.active[i] or (contacts.body_a[i] >= 0 and contacts.body_b[i] >= 0):
+            continue
+        pressed = scratch.lam[i - base] > 0.0
+        if not (pressed or (contacts.dist[i] <= RESTING_TOUCH and _beside_touching(contacts, base, end, i))):
             continue
         if _free_approach(bodies, env, state, world, h, contacts, i, scratch)[1] <= limit and not beside_impact(
-                contacts, base, base + count, i):
+                contacts, base, end, i):
             contacts.active[i] = True
-            contacts.pressed[i] = True
+            contacts.near[i] = True
 
 
 @kernel

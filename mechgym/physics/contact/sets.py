@@ -24,6 +24,10 @@ from ..rotation import mul, rot
 
 MARGIN = 1e-4  # m: contacts closer than this stay in the set (feature ids persist); only touching ones act
 TOUCH = 1e-9  # m: a gap up to this (round-off above 0) counts as touching and may carry force
+# m: a contact open by up to this that closes no faster than a resting contact forms joins the velocity solve as
+# touching (detect.join_near): above the second-order gaps a step's turn of a resting box leaves (1e-8-1e-6 m at
+# 0.5-20 ms), far below what any support or measurement resolves; a body may rest this far off its support
+RESTING_TOUCH = 1e-6
 VELOCITY_TOLERANCE = 1e-12  # m/s: the velocity solve stops when a sweep changes no contact velocity by more
 POSITION_TOLERANCE = 1e-13  # m: the position correction stops when a sweep moves no gap by more
 MAX_SWEEPS = 100000  # of either solve (a cold stack needs thousands); more: not converged, the solves return -1
@@ -80,9 +84,9 @@ class ContactSet(NamedTuple):
     dist: np.ndarray  # (WC,) signed gap at the end of the drift, m (before the position correction)
     rows: np.ndarray  # (WC, 3, 12) gradient rows of n, t1, t2
     coupling: np.ndarray  # (WC, 3, 3) J W J^T, 1/kg
-    active: np.ndarray  # (WC,) bool: touching (dist <= TOUCH, or pressed), takes part in the solves
+    active: np.ndarray  # (WC,) bool: touching (dist <= TOUCH, or near), takes part in the solves
     impact: np.ndarray  # (WC,) bool: touching now, not in the previous step
-    pressed: np.ndarray  # (WC,) bool: open after the drift, pressed into touch by the correction (join_pressed)
+    near: np.ndarray  # (WC,) bool: open after the drift, taken as touching in this step (detect.join_near)
     sliding: np.ndarray  # (WC,) bool: kinetic friction (carried over from the previous step while it slips)
     gap_target: np.ndarray  # (WC,) m
     rebound: np.ndarray  # (WC,) an impact's Newton target e u* + a_n tau (>= 0), m/s
@@ -130,7 +134,7 @@ class ContactSet(NamedTuple):
         return ContactSet(
             count=np.zeros(worlds, dtype=np.int64), geom1=index(), geom2=index(), feature=index(), body_a=index(),
             body_b=index(), point=vectors(), dist=np.zeros(n), rows=np.zeros((n, 3, 12)), coupling=np.zeros((n, 3, 3)),
-            active=flag(), impact=flag(), pressed=flag(), sliding=flag(),
+            active=flag(), impact=flag(), near=flag(), sliding=flag(),
             gap_target=np.zeros(n), rebound=np.zeros(n), approach=np.zeros(n), restitution=np.zeros(n),
             static_friction=np.zeros(n), friction=np.zeros(n), impulse=vectors(), stage=vectors(), opened=vectors(),
             force=vectors(), prev_count=np.zeros(worlds, dtype=np.int64), prev_geom1=index(), prev_geom2=index(),
@@ -269,14 +273,21 @@ def body_geoms_at(geoms, b, com, quat, scratch):
 
 
 @kernel
+def shares_body(contacts, i, j):
+    """Whether contacts i and j act on a common moving body."""
+    for body in (contacts.body_a[i], contacts.body_b[i]):
+        if body >= 0 and (body == contacts.body_a[j] or body == contacts.body_b[j]):
+            return True
+    return False
+
+
+@kernel
 def beside_impact(contacts, base, end, i):
     """Whether a contact in [base, end) other than i impacted in this step on a moving body that contact i
     touches too."""
     for j in range(base, end):
-        if j != i and contacts.active[j] and contacts.impact[j]:
-            for body in (contacts.body_a[i], contacts.body_b[i]):
-                if body >= 0 and (body == contacts.body_a[j] or body == contacts.body_b[j]):
-                    return True
+        if j != i and contacts.active[j] and contacts.impact[j] and shares_body(contacts, i, j):
+            return True
     return False
 
 

@@ -421,14 +421,14 @@ def settle_contacts(linkage, bodies, env, state, world, h, wrench, contacts, scr
     landed on) keeps the mean forces (an impact's: none), since the reaction that would hold it in this pose is
     no force of its motion. Returns 0 when there was nothing to settle, else the trial's sweeps (or -1).
 
-    First, a pressed contact (``detect.join_pressed``) that did not push in the solve leaves the touching set: it
-    carries no force, and the next step takes it as new (an impact if it then closes fast)."""
+    First, a near contact (``detect.join_near``) that did not push in the solve leaves the touching set: it carries
+    no force, and the next step takes it as new (an impact if it then closes fast)."""
     capacity = contacts.prev_geom1.size // contacts.count.size
     base = world * capacity
     limit = math.sqrt(env.gravity[0] ** 2 + env.gravity[1] ** 2 + env.gravity[2] ** 2) * h
     event, resting = False, True
     for i in range(base, base + min(contacts.count[world], capacity)):
-        if contacts.pressed[i] and not contacts.impulse[i, 0] > 0.0:  # it held nothing: open again
+        if contacts.near[i] and not contacts.impulse[i, 0] > 0.0:  # it held nothing: open again
             contacts.active[i] = False
             for k in range(3):
                 contacts.force[i, k] = 0.0
