@@ -94,12 +94,11 @@ Near contacts (``join_near``). The position correction keeps every contact of th
 open ones too, and may have to push an open one (lambda > 0): its linearised gap is then 0, in touch. Such a
 contact of a body with static geometry, or one open by at most RESTING_TOUCH (1e-6 m) on a body that touches
 elsewhere, joins the velocity solve as touching when it closes no faster than a resting contact forms
-(u_end <= |g| h, on bodies without an impact).
-Without it a resting box that a step turned slightly keeps some corners open by the second order of the turn
-(1e-8-1e-6 m) and rocks in a cycle of two or three steps: gravity's closing kick tips it about the corners that
-touch, and the next drift digs the others in. A near contact that pushes carries its mean force on like a touching
-one; one that does not leaves the touching set after the solve. A box may so rest with a corner up to
-RESTING_TOUCH off its support.
+(u_end <= |g| h, on bodies without an impact). Without it a resting box that a step turned slightly keeps some
+corners open by the second order of the turn (1e-7-4e-7 m for the 5 cm cube at 5 and 20 ms) and rocks in a
+cycle of two or three steps: gravity's closing kick tips it about the corners that touch, and the next drift
+digs the others in. A near contact that pushes carries its mean force on like a touching one; one that does not
+leaves the touching set after the solve. A box may so rest with a corner up to RESTING_TOUCH off its support.
 
 With joints (constraint rows) every contact impulse goes with the equality rows' impulses that keep them
 satisfied, and every position correction with the matching pose change (``joined.py``); the rows' velocity

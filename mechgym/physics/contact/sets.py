@@ -25,8 +25,8 @@ from ..rotation import mul, rot
 MARGIN = 1e-4  # m: contacts closer than this stay in the set (feature ids persist); only touching ones act
 TOUCH = 1e-9  # m: a gap up to this (round-off above 0) counts as touching and may carry force
 # m: a contact open by up to this that closes no faster than a resting contact forms joins the velocity solve as
-# touching (detect.join_near): above the second-order gaps a step's turn of a resting box leaves (1e-8-1e-6 m at
-# 0.5-20 ms), far below what any support or measurement resolves; a body may rest this far off its support
+# touching (detect.join_near): above the second-order gaps a step's turn of a resting box leaves (1e-7-4e-7 m for
+# the 5 cm cube at 5 and 20 ms), far below what a support or a measurement resolves; a corner may rest this far off
 RESTING_TOUCH = 1e-6
 VELOCITY_TOLERANCE = 1e-12  # m/s: the velocity solve stops when a sweep changes no contact velocity by more
 POSITION_TOLERANCE = 1e-13  # m: the position correction stops when a sweep moves no gap by more
