@@ -261,8 +261,12 @@ def solve_contacts(linkage, bodies, state, world, h, contacts, scratch, work, jo
     when several points hit at once, where Newton's simultaneous targets can): compression, every impact
     stopped (target 0) with friction, impulses P_c; restitution, each impact's compression impulse (normal
     and friction) scaled by r = rebound / u_1 added again (a single point then leaves at exactly its Newton
-    target e u* + a_n tau); a final inelastic solve from zero impulses that only removes what the rebounds
-    would drive into other contacts. Energy: with u the velocity change of P_c, complementarity and friction
+    target e u* + a_n tau; the points of one geom pair share one r, ``_pair_ratio``); a final inelastic solve from
+    zero impulses that only removes what the rebounds would drive into other contacts. One r per pair: a face that
+    lands flat, its points a hair apart, bounces off flat, its spin before the impact reversed and scaled by r.
+    Each point's own r differs with its impact time (by a_n delta tau / u_1), and on a light turning mode (a slider
+    on its pin: J / a^2 = 1e-3 kg against 0.1 kg of the mechanism) that difference spins the body: a tilt would grow
+    at every landing instead of shrinking by r. Energy: with u the velocity change of P_c, complementarity and friction
     opposing slip give <v_c, u>_M = J v_c . P_c <= 0, so KE(v_before) = KE(v_c - u) >= KE(v_c) + KE(u) while
     KE(v_c + r u) <= KE(v_c) + r^2 KE(u), r <= e <= 1 (exact for one point or a common r)."""
     begin_solve(linkage, bodies, state, world, contacts, scratch, work, joined, again and not _impacts(world, contacts))
@@ -287,9 +291,27 @@ def _impacts(world, contacts):
 
 
 @kernel
+def _rebounds(contacts, i):
+    """Contact i is an impact that bounces off (rebound target > 0 on a positive approach)."""
+    return contacts.active[i] and contacts.impact[i] and contacts.rebound[i] > 0.0 and contacts.approach[i] > 0.0
+
+
+@kernel
+def _pair_ratio(contacts, base, end, i):
+    """The restitution ratio r of contact i's geom pair: its bouncing impacts' rebound targets over their approach
+    speeds, summed (for one point its own rebound / u_1)."""
+    rebound, approach = 0.0, 0.0
+    for j in range(base, end):
+        if _rebounds(contacts, j) and contacts.geom1[j] == contacts.geom1[i] and contacts.geom2[j] == contacts.geom2[i]:
+            rebound += contacts.rebound[j]
+            approach += contacts.approach[j]
+    return rebound / approach
+
+
+@kernel
 def start_rebound(linkage, bodies, state, world, contacts, work, joined):
     """After the compression solve has converged: keep its impulses in ``stage``, add each impact's rebound
-    impulse (r = rebound / u_1 times its compression impulse, see ``solve_contacts``) to the bodies and to
+    impulse (its pair's r times its compression impulse, see ``solve_contacts``) to the bodies and to
     ``stage``, and restart the accumulated impulses from zero for the final inelastic solve. Returns False
     (changing nothing but ``stage``) when no impact rebounds: the solve is then complete."""
     capacity = contacts.prev_geom1.size // contacts.count.size
@@ -300,9 +322,8 @@ def start_rebound(linkage, bodies, state, world, contacts, work, joined):
         p = contacts.impulse[i]
         for k in range(3):
             contacts.stage[i, k] = p[k]
-        if contacts.active[i] and contacts.impact[i] and contacts.rebound[i] > 0.0 and p[0] > 0.0 and (
-                contacts.approach[i] > 0.0):
-            ratio = contacts.rebound[i] / contacts.approach[i]
+        if _rebounds(contacts, i) and p[0] > 0.0:
+            ratio = _pair_ratio(contacts, base, base + count, i)
             _apply_rows(linkage, bodies, state, world, contacts, i, ratio * p[0], ratio * p[1], ratio * p[2], work,
                         joined)
             for k in range(3):
@@ -456,10 +477,10 @@ def prime_contacts(geoms, linkage, bodies, env, state, world, h, wrench, contact
     """At a reset: the contacts of the initial poses, all taken as resting, with their resting reactions
     (``_rest_reactions`` against gravity and the smooth forces ``wrench`` (B, 6) of the initial state,
     constraint rows included), so that a body placed at rest on a support or a slope, or held by servos,
-    stays there from the first step. ``work``: a constraints.Workspace (its start poses are scratch here);
+    stays there from the first step. ``work``: a constraints.Workspace (its start state is scratch here);
     ``joined`` (contact.Joined) and ``held`` (R,): scratch. Returns the trial's sweeps, or -1."""
     contacts.count[world] = 0
-    if find_contacts(geoms, bodies, env, state, world, 0.0, h, work.com0, work.quat0, contacts, scratch, margin,
-                     False, True) < 0:
+    if find_contacts(geoms, bodies, env, state, world, 0.0, h, work.com0, work.quat0, work.vel0, work.momentum0,
+                     contacts, scratch, margin, False, True) < 0:
         return -1
     return _rest_reactions(linkage, bodies, env, state, world, h, wrench, contacts, scratch, work, joined, held)
