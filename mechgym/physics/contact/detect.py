@@ -586,7 +586,8 @@ def find_contacts(geoms, bodies, env, state, world, t_end, h, com0, quat0, vel0,
     """Build world ``world``'s contact set after the drift (the previous set becomes ``prev_*``).
 
     ``t_end``: time at the end of the step (s); ``com0``/``quat0`` (B, 3)/(B, 4): the start-of-step poses
-    (``constraints.Workspace.com0/quat0`` after ``constraints.begin_step``); ``margin``: MARGIN (m);
+    (``constraints.Workspace.com0/quat0`` after ``constraints.begin_step``), ``vel0``/``momentum0`` (B, 3) the
+    start-of-step velocities and world angular momenta (for the impacts' gap accelerations); ``margin``: MARGIN (m);
     ``sweep``: continuous collision of fast bodies against static geometry and of fast pairs of moving bodies
     (module docstring); ``settled``: every touching contact
     rests (no impacts; used by ``prime_contacts``). Velocities must be the half-step ones (v_half, L_half).
