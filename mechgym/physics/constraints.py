@@ -154,6 +154,8 @@ class Workspace(NamedTuple):
 
     com0: np.ndarray  # (B, 3) c_n, m
     quat0: np.ndarray  # (B, 4) q_n
+    vel0: np.ndarray  # (B, 3) v_n, m/s
+    momentum0: np.ndarray  # (B, 3) L_n (world), kg m^2/s
     start_gradient: np.ndarray  # (R, 12) G(q_n)
     start_value: np.ndarray  # (R,) g(q_n) of each constraint row
     gradient: np.ndarray  # (R, 12) current gradient
@@ -197,7 +199,8 @@ class Workspace(NamedTuple):
     def empty(bodies: int, rows: int) -> Workspace:
         """A ``Workspace`` for ``bodies`` bodies and ``rows`` rows, as ``clear_workspace`` leaves it."""
         index = np.empty(rows, dtype=np.int64)
-        work = Workspace(np.empty((bodies, 3)), np.empty((bodies, 4)), np.empty((rows, 12)), np.empty(rows),
+        work = Workspace(np.empty((bodies, 3)), np.empty((bodies, 4)), np.empty((bodies, 3)), np.empty((bodies, 3)),
+                         np.empty((rows, 12)), np.empty(rows),
                          np.empty((rows, 12)), np.empty(rows), np.empty(rows, dtype=np.bool_), np.empty(rows),
                          np.empty(rows), np.empty(rows), np.empty((8, 3)), np.empty((MAX_BLOCK, MAX_BLOCK)),
                          np.empty(MAX_BLOCK), np.empty((rows, 12)), np.empty((rows, rows)), np.empty((rows, rows)),
@@ -395,13 +398,15 @@ def damper_compliance(damping, h):
 
 @kernel
 def begin_step(rows, bodies, state, world, h, work):
-    """At the start of the step, before the opening kick: store c_n, q_n, the start-of-step values g(q_n)
+    """At the start of the step, before the opening kick: store c_n, q_n, v_n, L_n, the start-of-step values g(q_n)
     and gradients G(q_n), and each damper row's rate G(q_n) v_n and compliance (``damper_compliance``), which
     SHAKE's opening half of the damping starts from. The impulses and chord rates of the previous step stay in
     ``work`` as the warm start of this one (zero them when the state jumps, e.g. on reset)."""
     for body in range(work.com0.shape[0]):
         copy_into(state.com[world, body], work.com0[body])
         copy_into(state.quat[world, body], work.quat0[body])
+        copy_into(state.vel[world, body], work.vel0[body])
+        copy_into(state.momentum[world, body], work.momentum0[body])
     for r in range(rows.kind.size):
         work.start_value[r] = evaluate_row(rows, r, state, world, work.start_gradient[r])
         work.compliance[r] = damper_compliance(rows.damping[r], h)

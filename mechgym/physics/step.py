@@ -426,13 +426,13 @@ def _step(bodies, actuators, env, linkage, geoms, confinements, windows, state, 
                         or kinetic_energy(bodies, state, world) > SHAKE_HEATING * kinetic + SHAKE_HEATING_FLOOR):
         return NOT_PROJECTED
     if contacting:
-        found = find_contacts(geoms, bodies, env, state, world, t1, h, work.com0, work.quat0, contacts,
-                              contact_scratch, MARGIN, True, False)
+        found = find_contacts(geoms, bodies, env, state, world, t1, h, work.com0, work.quat0, work.vel0,
+                              work.momentum0, contacts, contact_scratch, MARGIN, True, False)
         if found < 0 or found > capacity:
             return TOO_MANY_CONTACTS
         if correct_positions(linkage, bodies, state, world, contacts, contact_scratch, work, joined) < 0:
             return CONTACTS_NOT_SOLVED
-        join_near(bodies, env, state, world, h, contacts, contact_scratch)
+        join_near(bodies, env, state, world, h, work.vel0, work.momentum0, contacts, contact_scratch)
     if constrained:
         start_damper_rates(rows, bodies, state, world, work)
     window_impulse(windows, world, t_mid, t1, impulse)

@@ -56,16 +56,22 @@ pair and feature id, or (a clipping label that changed with round-off) the same 
 
 Impacts (seed 000). A contact found penetrating by d = -dist that did not touch in the previous step is an
 impact that happened up to a step ago (unless it approaches no faster than gravity brings a body to rest in
-one step, |g| h: then a resting contact forms, e.g. a new clipping point under a resting box). Free
-flight is quadratic in time with the relative normal acceleration a_n = n . (g_b - g_a) (g for a moving
-body, 0 for static geometry), so the gap a time tau before the end of the step is
+one step, |g| h: then a resting contact forms, e.g. a new clipping point under a resting box). The gap
+is taken as quadratic in time over the step, with the relative normal acceleration a_n that the opening kick gave
+it, a_n = (J_n v_half - J_n v_n) / (h/2) at the drifted poses: n . (g_b - g_a) in free flight (g for a moving
+body, 0 for static geometry), and with the joints' and the other contacts' forces where they act (a slider that
+its crank presses into a wall at hundreds of m/s^2: its rebound e u* + a_n tau reaches 0 within the step, and it
+rests there, as after the exact sequence of ever smaller bounces), as long as the part of a_n that free flight
+does not explain changes the approach speed over the step by no more than the approach speed itself
+(KICK_ACCELERATION; beyond that, at large steps of a driven chain, free flight's a_n). So the gap a time tau
+before the end of the step is
 
     gap(tau) = dist + u_1 tau + a_n tau^2 / 2,
 
 u_1 = u_half - a_n h/2 being the approach speed at the end of the step without contact (u_half = -J_n v_half,
 the drift's approach speed). The impact happened tau = -2 dist / (u_1 + sqrt(u_1^2 - 2 a_n dist)) ago (the
 root of gap(tau) = 0, in the form that is stable for a_n -> 0), with the approach speed u* = u_1 + a_n tau
-(the gravity gained since removed). Had it bounced on time (Newton: normal speed e u* after), it would now
+(the acceleration gained since removed). Had it bounced on time (Newton: normal speed e u* after), it would now
 be at the gap  e u* tau + a_n tau^2/2  moving at  e u* + a_n tau  (both clamped at 0: a body that would
 already be back stays in contact): the gap is the position correction's target, the speed the impact's
 rebound in ``solve_contacts`` (exact for a single point, in Poisson's energy-safe form for several, with one

@@ -43,10 +43,12 @@ from ..collision.toi import box_gap, rotation_radius
 from ..constraints import ANG_A, ANG_B, LIN_A, LIN_B, row_rate
 from ..jit import kernel
 from ..rotation import free_rotor_drift
+from ..state import world_spin
 from .sets import (
     CCD_FRACTION,
     CCD_ITERATIONS,
     FILTER_PARENT,
+    KICK_ACCELERATION,
     MARGIN,
     MATCH_RADIUS,
     RESTING_TOUCH,
@@ -423,7 +425,7 @@ def _match(contacts, world, scratch):
 
 
 @kernel
-def _classify(bodies, env, state, world, t_end, h, contacts, scratch, settled):
+def _classify(bodies, env, state, world, t_end, h, vel0, momentum0, contacts, scratch, settled):
     """Match each new contact with the previous step's (``_match``), then set its targets:
     a touching contact that touched before (or any, when ``settled``) rests or slides: gap 0, normal speed 0;
     a new touching contact that approaches faster than |g| h is an impact (module docstring): impact time,
@@ -452,7 +454,7 @@ def _classify(bodies, env, state, world, t_end, h, contacts, scratch, settled):
         contacts.rebound[i] = 0.0
         if not contacts.impact[i]:
             continue
-        a_n, u_end = _free_approach(bodies, env, state, world, h, contacts, i, scratch)
+        a_n, u_end = _free_approach(bodies, env, state, world, h, vel0, momentum0, contacts, i, scratch)
         # gap(tau) = dist + u_end tau + a_n tau^2 / 2 = 0, tau seconds before the end of the step
         disc = u_end * u_end - 2.0 * a_n * dist
         tau = 0.0
@@ -467,7 +469,7 @@ def _classify(bodies, env, state, world, t_end, h, contacts, scratch, settled):
         contacts.rebound[i] = max(0.0, e * approach + a_n * tau)
         contacts.gap_target[i] = max(0.0, e * approach * tau + 0.5 * a_n * tau * tau)
         _event(contacts, world, first_event, t_end - tau, contacts.geom1[i], contacts.geom2[i], approach)
-    _join_closing_contacts(bodies, env, state, world, t_end, h, contacts, scratch, first_event)
+    _join_closing_contacts(bodies, env, state, world, t_end, h, vel0, momentum0, contacts, scratch, first_event)
 
 
 @kernel
@@ -479,22 +481,51 @@ def resting_speed(env, h):
 
 
 @kernel
-def _free_approach(bodies, env, state, world, h, contacts, i, scratch):
-    """(a_n, u_end) of contact i: the relative normal acceleration of free flight n . (g_b - g_a) (g only on
-    moving bodies, m/s^2) and the approach speed at the end of the step without contact, u_end = u_half - a_n h/2
-    (u_half = -J_n v_half, m/s)."""
-    row = contacts.rows[i, 0]
-    a_n = 0.0
+def _start_rate(bodies, state, world, body, row, column, vel0, momentum0):
+    """Body ``body``'s part of the rate J v of ``row`` (its block at ``column``) at the start-of-step velocities
+    v_n, w = R diag(1/I) R^T L_n with the current orientation R (m/s; 0 for static geometry)."""
+    if body < 0:
+        return 0.0
+    inv = bodies.inv_inertia[body]
+    q = state.quat[world, body]
+    w = world_spin(q[0], q[1], q[2], q[3], inv[0], inv[1], inv[2], momentum0[body, 0], momentum0[body, 1],
+                   momentum0[body, 2])
+    total = 0.0
     for k in range(3):
-        if contacts.body_b[i] >= 0:
-            a_n += row[LIN_B + k] * env.gravity[k]
-        if contacts.body_a[i] >= 0:
-            a_n -= row[LIN_B + k] * env.gravity[k]
-    return a_n, -row_rate(contacts, bodies, state, world, i, row, scratch.normal) - 0.5 * h * a_n
+        total += row[column + k] * vel0[body, k] + row[column + 3 + k] * w[k]
+    return total
 
 
 @kernel
-def _join_closing_contacts(bodies, env, state, world, t_end, h, contacts, scratch, first_event):
+def _free_approach(bodies, env, state, world, h, vel0, momentum0, contacts, i, scratch):
+    """(a_n, u_end) of contact i: the relative normal acceleration of its gap over the step (m/s^2) and the
+    approach speed at the end of the step without contact, u_end = u_half - a_n h/2 (u = -r, r = J_n v; r_half
+    at the half-step velocities, r_n at the start velocities v_n, L_n (``vel0``, ``momentum0`` (B, 3)), both at
+    the drifted poses). a_n is the one the opening kick gave the gap, a_k = (r_half - r_n) / (h/2): it holds every
+    force of the step's start, gravity, the smooth forces, the joints' SHAKE impulses (a slider that its crank
+    presses into a wall: hundreds of m/s^2, not g) and the other contacts' warm starts. It is taken where it
+    presses the gap shut harder than free flight's a_f = n . (g_b - g_a) (g on moving bodies), by no more than
+    KICK_ACCELERATION allows; a_f elsewhere: forces that pull the bodies apart would raise the rebound and the gap
+    target above Newton's e u* (with them, a chain's light link hit by its heavy neighbour as it lands on the floor
+    at 5 ms left the contact solve unsolvable: tests/physics/test_random_scenes.py, scene 52)."""
+    row = contacts.rows[i, 0]
+    r_half = row_rate(contacts, bodies, state, world, i, row, scratch.normal)
+    r_start = (_start_rate(bodies, state, world, contacts.body_a[i], row, LIN_A, vel0, momentum0)
+               + _start_rate(bodies, state, world, contacts.body_b[i], row, LIN_B, vel0, momentum0))
+    a_kick = (r_half - r_start) / (0.5 * h)
+    a_free = 0.0
+    for k in range(3):
+        if contacts.body_b[i] >= 0:
+            a_free += row[LIN_B + k] * env.gravity[k]
+        if contacts.body_a[i] >= 0:
+            a_free -= row[LIN_B + k] * env.gravity[k]
+    a_n = a_kick if a_free - KICK_ACCELERATION * abs(r_half) / h <= a_kick <= a_free else a_free
+    return a_n, -r_half - 0.5 * h * a_n
+
+
+@kernel
+def _join_closing_contacts(bodies, env, state, world, t_end, h, vel0, momentum0, contacts, scratch,
+                           first_event):
     """Nearly simultaneous impacts: a contact that does not touch yet (dist > TOUCH) on a body that has an impact
     in this step, and whose gap closes within the next step at its approach speed (dist < u_end h), hits while
     the impact's impulse is still being shared out (a plate landing flat, one corner a hair ahead of the other:
@@ -509,7 +540,7 @@ def _join_closing_contacts(bodies, env, state, world, t_end, h, contacts, scratc
             continue
         if not beside_impact(contacts, base, base + count, i):
             continue
-        _, u_end = _free_approach(bodies, env, state, world, h, contacts, i, scratch)
+        _, u_end = _free_approach(bodies, env, state, world, h, vel0, momentum0, contacts, i, scratch)
         if not contacts.dist[i] < u_end * h:
             continue
         contacts.active[i] = True
@@ -531,7 +562,7 @@ def _beside_touching(contacts, base, end, i):
 
 
 @kernel
-def join_near(bodies, env, state, world, h, contacts, scratch):
+def join_near(bodies, env, state, world, h, vel0, momentum0, contacts, scratch):
     """After ``position.correct_positions`` (its multipliers in ``scratch.lam``), open contacts of a body with
     static geometry that join the velocity solve as touching, when they close no faster than a resting contact
     forms (u_end <= |g| h, ``resting_speed``) on a body without an impact in this step: one that the correction
@@ -555,19 +586,20 @@ def join_near(bodies, env, state, world, h, contacts, scratch):
         pressed = scratch.lam[i - base] > 0.0
         if not (pressed or (contacts.dist[i] <= RESTING_TOUCH and _beside_touching(contacts, base, end, i))):
             continue
-        if _free_approach(bodies, env, state, world, h, contacts, i, scratch)[1] <= limit and not beside_impact(
-                contacts, base, end, i):
+        u_end = _free_approach(bodies, env, state, world, h, vel0, momentum0, contacts, i, scratch)[1]
+        if u_end <= limit and not beside_impact(contacts, base, end, i):
             contacts.active[i] = True
             contacts.near[i] = True
 
 
 @kernel
-def find_contacts(geoms, bodies, env, state, world, t_end, h, com0, quat0, contacts, scratch, margin, sweep,
-                  settled):
+def find_contacts(geoms, bodies, env, state, world, t_end, h, com0, quat0, vel0, momentum0, contacts, scratch, margin,
+                  sweep, settled):
     """Build world ``world``'s contact set after the drift (the previous set becomes ``prev_*``).
 
     ``t_end``: time at the end of the step (s); ``com0``/``quat0`` (B, 3)/(B, 4): the start-of-step poses
-    (``constraints.Workspace.com0/quat0`` after ``constraints.begin_step``); ``margin``: MARGIN (m);
+    (``constraints.Workspace.com0/quat0`` after ``constraints.begin_step``), ``vel0``/``momentum0`` (B, 3) the
+    start-of-step velocities and world angular momenta (for the impacts' gap accelerations); ``margin``: MARGIN (m);
     ``sweep``: continuous collision of fast bodies against static geometry and of fast pairs of moving bodies
     (module docstring); ``settled``: every touching contact
     rests (no impacts; used by ``prime_contacts``). Velocities must be the half-step ones (v_half, L_half).
@@ -650,7 +682,7 @@ def find_contacts(geoms, bodies, env, state, world, t_end, h, com0, quat0, conta
                 for k in range(found):
                     _add_contact(geoms, bodies, state, world, contacts, g1, g2, k, scratch, com0, s, h)
         _end_pose(geoms, state, world, b, scratch)
-    _classify(bodies, env, state, world, t_end, h, contacts, scratch, settled)
+    _classify(bodies, env, state, world, t_end, h, vel0, momentum0, contacts, scratch, settled)
     return contacts.count[world]
 
 

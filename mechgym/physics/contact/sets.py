@@ -36,6 +36,11 @@ SATURATED = 1.0 - 1e-9  # a sticking point whose |P_t| reaches this fraction of 
 SLIP = 1e-9  # m/s: a point that slips faster than this after the solve slides
 UNBALANCED = 1e-6  # a touching contact whose closing impulse differs from its opening one by this fraction
 #   carried no force that balanced the step's loads (a steady rest matches to round-off, ~1e-10)
+# an impact's gap acceleration is the opening kick's (detect._free_approach) where it presses the gap shut harder
+# than free flight, by at most this fraction of the approach speed per step: the impact's time, speed and rebound then
+# move by no more than that speed; beyond it (large steps of a driven chain, whose mean acceleration over a step is no
+# longer the one at the impact) free flight under gravity
+KICK_ACCELERATION = 1.0
 CCD_FRACTION = 0.25  # continuous collision when a step moves a body by this fraction of an extent
 CCD_ITERATIONS = 64  # conservative advancement steps at most
 FILTER_PARENT = True  # MuJoCo's filterparent default

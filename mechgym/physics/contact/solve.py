@@ -477,10 +477,10 @@ def prime_contacts(geoms, linkage, bodies, env, state, world, h, wrench, contact
     """At a reset: the contacts of the initial poses, all taken as resting, with their resting reactions
     (``_rest_reactions`` against gravity and the smooth forces ``wrench`` (B, 6) of the initial state,
     constraint rows included), so that a body placed at rest on a support or a slope, or held by servos,
-    stays there from the first step. ``work``: a constraints.Workspace (its start poses are scratch here);
+    stays there from the first step. ``work``: a constraints.Workspace (its start state is scratch here);
     ``joined`` (contact.Joined) and ``held`` (R,): scratch. Returns the trial's sweeps, or -1."""
     contacts.count[world] = 0
-    if find_contacts(geoms, bodies, env, state, world, 0.0, h, work.com0, work.quat0, contacts, scratch, margin,
-                     False, True) < 0:
+    if find_contacts(geoms, bodies, env, state, world, 0.0, h, work.com0, work.quat0, work.vel0, work.momentum0,
+                     contacts, scratch, margin, False, True) < 0:
         return -1
     return _rest_reactions(linkage, bodies, env, state, world, h, wrench, contacts, scratch, work, joined, held)

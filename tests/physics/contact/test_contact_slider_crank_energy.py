@@ -57,15 +57,17 @@ def test_energy_within_1_percent_of_the_reference_over_4_s_at_10_us(restitution)
     measured, tilt, sim = energies(restitution, 1e-5, 4.0)
     np.testing.assert_allclose(measured, REFERENCE[restitution], rtol=0.01)
     assert sim.events[0].time == pytest.approx(FIRST_IMPACT, abs=1e-5)  # within one step
-    assert tilt < 1e-9  # the slider stays level (1e-16 rad measured)
+    assert tilt < 1e-9  # the slider stays level (7e-13 rad measured)
 
 
-@pytest.mark.parametrize("restitution", [0.1, 0.3])
+@pytest.mark.parametrize("restitution", [0.1, 0.3, 0.5])
 def test_the_energy_error_at_half_a_second_falls_with_the_step_at_first_order(restitution):
-    """(Not for e = 0.5: 0.0108, 0.0031, 0.0031, 0.0020 J at 40, 20, 10, 5 us, no steady order.)"""
     errors = [abs(energies(restitution, dt, 0.5)[0][-1] - REFERENCE[restitution][2]) for dt in (4e-5, 2e-5, 1e-5)]
-    # measured: e = 0.1: 0.0119, 0.0052, 0.0027 J; e = 0.3: 0.0209, 0.0088, 0.0051 J (5e-5 J is the reference's
-    # rounding)
+    # measured: e = 0.1: 0.0115, 0.0053, 0.0025 J; e = 0.3: 0.0159, 0.0071, 0.0044 J; e = 0.5: 0.0210, 0.0083,
+    # 0.0048 J (5e-5 J is the reference's rounding). With free flight's gap acceleration for the impacts of a
+    # slider that the crank presses into its wall, e = 0.5 gave 0.0108, 0.0031, 0.0031, 0.0020 J at 40-5 us: its
+    # state after such an impact was off by a first-order term that changed with the impact's place in its step,
+    # and a grazing contact at 0.0162 s (a 0.012 m/s impact in the reference) appeared only from dt = 1.25 us
     assert errors[0] > errors[1] > errors[2]
     assert errors[2] < 0.01 * REFERENCE[restitution][2]
     assert 1.5 < errors[0] / errors[1] < 3.0 and 1.5 < errors[1] / errors[2] < 3.0
