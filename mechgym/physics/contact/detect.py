@@ -507,7 +507,7 @@ def _free_approach(bodies, env, state, world, h, vel0, momentum0, contacts, i, s
     presses the gap shut harder than free flight's a_f = n . (g_b - g_a) (g on moving bodies), by no more than
     KICK_ACCELERATION allows; a_f elsewhere: forces that pull the bodies apart would raise the rebound and the gap
     target above Newton's e u* (with them, a chain's light link hit by its heavy neighbour as it lands on the floor
-    at 5 ms left the contact solve unsolvable: tests/physics/test_random_scenes.py, scene 52)."""
+    at 5 ms made the contact solve fail: tests/physics/test_random_scenes.py, scene 52)."""
     row = contacts.rows[i, 0]
     r_half = row_rate(contacts, bodies, state, world, i, row, scratch.normal)
     r_start = (_start_rate(bodies, state, world, contacts.body_a[i], row, LIN_A, vel0, momentum0)
