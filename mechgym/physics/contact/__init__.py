@@ -61,10 +61,10 @@ is taken as quadratic in time over the step, with the relative normal accelerati
 it, a_n = (J_n v_half - J_n v_n) / (h/2) at the drifted poses: n . (g_b - g_a) in free flight (g for a moving
 body, 0 for static geometry), and with the joints' and the other contacts' forces where they act (a slider that
 its crank presses into a wall at hundreds of m/s^2: its rebound e u* + a_n tau reaches 0 within the step, and it
-rests there, as after the exact sequence of ever smaller bounces), as long as the part of a_n that free flight
-does not explain changes the approach speed over the step by no more than the approach speed itself
-(KICK_ACCELERATION; beyond that, at large steps of a driven chain, free flight's a_n). So the gap a time tau
-before the end of the step is
+rests there, as after the exact sequence of ever smaller bounces), where those forces press the gap shut harder
+than free flight does and change the approach speed over the step by no more than the approach speed itself
+(KICK_ACCELERATION); free flight's a_n elsewhere (forces that pull the bodies apart, large steps of a driven
+chain). So the gap a time tau before the end of the step is
 
     gap(tau) = dist + u_1 tau + a_n tau^2 / 2,
 
