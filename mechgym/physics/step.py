@@ -430,7 +430,10 @@ def _step(bodies, actuators, env, linkage, geoms, confinements, windows, state, 
                               work.momentum0, contacts, contact_scratch, MARGIN, True, False)
         if found < 0 or found > capacity:
             return TOO_MANY_CONTACTS
-        if correct_positions(linkage, bodies, state, world, contacts, contact_scratch, work, joined) < 0:
+        corrected = correct_positions(geoms, linkage, bodies, state, world, contacts, contact_scratch, work, joined)
+        if corrected == -2:
+            return TOO_MANY_CONTACTS
+        if corrected < 0:
             return CONTACTS_NOT_SOLVED
         join_near(bodies, env, state, world, h, work.vel0, work.momentum0, contacts, contact_scratch)
     if constrained:

@@ -28,7 +28,8 @@ One step of length h (``step.advance`` runs these among its own stages when the 
                  first (continuous collision); rows, matching with the previous step (feature ids),
                  impact estimates and the targets of the position and velocity solves      (this module)
   correct_positions  projection of the poses along the start normals onto the gap targets;
-                 velocities and momenta are left alone                                    (this module)
+                 velocities and momenta are left alone; in passes, the contacts of the bodies a
+                 pass moved by more than the margin found again at their new poses        (this module)
   join_near      open contacts with static geometry that the correction pushed, or open by at most
                  RESTING_TOUCH beside touching ones, join the velocity solve as touching
                  when they close slowly                                                   (this module)
@@ -105,6 +106,15 @@ corners open by the second order of the turn (1e-7-4e-7 m for the 5 cm cube at 5
 cycle of two or three steps: gravity's closing kick tips it about the corners that touch, and the next drift
 digs the others in. A near contact that pushes carries its mean force on like a touching one; one that does not
 leaves the touching set after the solve. A box may so rest with a corner up to RESTING_TOUCH off its support.
+
+Passes of the correction (``correct_positions``). A pass that moves a body by more than MARGIN may bring it into
+contact with geometry that was not in the set (a plate that the ball hitting it drives into a wall within the
+step), and for a body that turned by a large angle in the step its linearised correction misses the true gaps at
+second order (a tossed cube turning by 0.9 rad per step at 50 ms). After such a pass the contacts of the moved
+bodies are found again at their new poses (``detect.recheck_contacts``: a new pair at the poses before the pass,
+where its normals face the right way), a touching one now open by more than the margin leaves the touching set,
+and while one is still below its target by more than TOUCH the correction runs again from the true gaps, up to
+POSITION_PASSES. A contact found this way rests (no impact: the drift did not bring it).
 
 With joints (constraint rows) every contact impulse goes with the equality rows' impulses that keep them
 satisfied, and every position correction with the matching pose change (``joined.py``); the rows' velocity

@@ -17,11 +17,13 @@ turning in) takes its contacts at s = 0 the same way: after the drift it may hav
 fast geoms cover their whole sweep (``_swept_aabbs``), so that the broad phase proposes a pair that has passed
 through each other by the end of the drift.
 
-Limits: the sweeps follow the drift only. The position correction moves bodies too (a struck body by up to the
-penetration of the extrapolated gaps), and that move is not swept: a body at rest, struck by a fast one, can be
-pushed through thin geometry when it would reach that geometry within the same step (a chain of impacts inside
-one step). And the correction is linear in the turns: a fast, fast-turning body corrected by a large part of a
-step's motion can be left overlapping (by centimetres at 20 m/s, 20 rad/s, dt = 20 ms), rarely enough to pass."""
+The sweeps follow the drift only. The position correction moves bodies too (a struck body by up to the
+penetration of the extrapolated gaps), and that move is not swept; instead the contacts of every body a pass of
+the correction moved by more than the margin are found again after it (``recheck_contacts``, a pair new to the set
+at the poses before the pass), and the correction runs again while one is below its target: a body at rest,
+struck by a fast one, is held in front of the thin geometry it would reach within the same step (a chain of
+impacts inside one step), and a fast-turning body's linearised correction is iterated to its true gaps. The
+second impact of such a chain is taken as a resting contact (no rebound)."""
 
 from __future__ import annotations
 
@@ -59,6 +61,7 @@ from .sets import (
     beside_impact,
     body_geoms_at,
     geom_poses,
+    row_change,
     shares_body,
 )
 
@@ -112,20 +115,33 @@ def _lever(state, world, body, com0, sweep, h, p):
 
 @kernel
 def _add_contact(geoms, bodies, state, world, contacts, g1, g2, k, scratch, com0, sweep, h):
-    """Append narrow-phase output k of the pair (g1, g2) to world ``world``'s set: rows with the levers at the
-    pose where it was found (after the drift, or at the fraction ``sweep`` of it for a swept body or pair: both
-    bodies at s), and the gap at the end of the drift: dist_end = dist_s + (1 - s) h J_n v_half for a swept
-    contact (the drift is linear in the COM; the rotation term uses the drifted orientation)."""
+    """Append narrow-phase output k of the pair (g1, g2) to world ``world``'s set (``_write_geometry``) with the
+    pair's material; returns its flat index, or -1 when the set is full (its count still grows)."""
     capacity = contacts.prev_geom1.size // contacts.count.size
     c = contacts.count[world]
     contacts.count[world] = c + 1
     if c >= capacity:
-        return
+        return -1
     i = world * capacity + c
-    a, b = geoms.body[g1], geoms.body[g2]
     contacts.geom1[i], contacts.geom2[i] = g1, g2
-    contacts.body_a[i], contacts.body_b[i] = a, b
+    contacts.body_a[i], contacts.body_b[i] = geoms.body[g1], geoms.body[g2]
     contacts.feature[i] = scratch.out_feature[k]
+    _write_geometry(bodies, state, world, contacts, i, k, scratch, com0, sweep, h)
+    contacts.restitution[i] = max(geoms.restitution[g1], geoms.restitution[g2])
+    # MuJoCo's pair: the larger condim and the larger friction of the two geoms; condim 1 is frictionless
+    frictionless = max(geoms.condim[g1], geoms.condim[g2]) == 1
+    contacts.static_friction[i] = 0.0 if frictionless else max(geoms.static_friction[g1], geoms.static_friction[g2])
+    contacts.friction[i] = 0.0 if frictionless else max(geoms.friction[g1], geoms.friction[g2])
+    return i
+
+
+@kernel
+def _write_geometry(bodies, state, world, contacts, i, k, scratch, com0, sweep, h):
+    """Contact i's point, rows and gap from narrow-phase output k: rows with the levers at the pose where it was
+    found (after the drift, or at the fraction ``sweep`` of it for a swept body or pair: both bodies at s), and the
+    gap at the end of the drift: dist_end = dist_s + (1 - s) h J_n v_half for a swept contact (the drift is linear
+    in the COM; the rotation term uses the drifted orientation)."""
+    a, b = contacts.body_a[i], contacts.body_b[i]
     p = scratch.out_pos[k]
     n = (scratch.out_normal[k, 0], scratch.out_normal[k, 1], scratch.out_normal[k, 2])
     for j in range(3):
@@ -140,11 +156,6 @@ def _add_contact(geoms, bodies, state, world, contacts, g1, g2, k, scratch, com0
     if sweep >= 0.0:
         dist += (1.0 - sweep) * h * row_rate(contacts, bodies, state, world, i, contacts.rows[i, 0], scratch.normal)
     contacts.dist[i] = dist
-    contacts.restitution[i] = max(geoms.restitution[g1], geoms.restitution[g2])
-    # MuJoCo's pair: the larger condim and the larger friction of the two geoms; condim 1 is frictionless
-    frictionless = max(geoms.condim[g1], geoms.condim[g2]) == 1
-    contacts.static_friction[i] = 0.0 if frictionless else max(geoms.static_friction[g1], geoms.static_friction[g2])
-    contacts.friction[i] = 0.0 if frictionless else max(geoms.friction[g1], geoms.friction[g2])
 
 
 @kernel
@@ -434,6 +445,7 @@ def _classify(bodies, env, state, world, t_end, h, vel0, momentum0, contacts, sc
     capacity = contacts.prev_geom1.size // contacts.count.size
     base = world * capacity
     first_event = contacts.event_count[world]
+    scratch.first_event[0] = first_event
     _match(contacts, world, scratch)
     for i in range(base, base + min(contacts.count[world], capacity)):
         persistent = settled
@@ -563,19 +575,18 @@ def _beside_touching(contacts, base, end, i):
 
 @kernel
 def join_near(bodies, env, state, world, h, vel0, momentum0, contacts, scratch):
-    """After ``position.correct_positions`` (its multipliers in ``scratch.lam``), open contacts of a body with
-    static geometry that join the velocity solve as touching, when they close no faster than a resting contact
-    forms (u_end <= |g| h, ``resting_speed``) on a body without an impact in this step: one that the correction
-    pushed (lambda > 0: its linearised gap is now 0), and one open by no more than RESTING_TOUCH on a body that
-    touches elsewhere. A box resting on some of its corners after a step that turned it slightly (a rocking
-    landing, set level by the correction, or an unbalanced warm start) has the others open by the second order of
-    the turn (1e-7-4e-7 m for the 5 cm cube at 5 and 20 ms); without them in the solve, the closing kick's
-    gravity tips the box about the corners that touch, the next drift digs the others in, and the box rocks in a
-    cycle of two or three steps that never comes to rest. (A body on a single contact that opens falls freely and
-    lands again: it tips about nothing.) Contacts between two moving bodies (a stack, a card squeezed between
-    servoed pads) are left as they were: the cycle was seen on fixed supports, and near contacts between moving
-    bodies are untested. A near contact that ends the solve without pushing leaves the touching set
-    (``solve.settle_contacts``)."""
+    """After ``position.correct_positions`` (the contacts that pushed in it in ``scratch.pressed``), open contacts of
+    a body with static geometry that join the velocity solve as touching, when they close no faster than a resting
+    contact forms (u_end <= |g| h, ``resting_speed``) on a body without an impact in this step: one that the
+    correction pushed (lambda > 0: its linearised gap is now 0), and one open by no more than RESTING_TOUCH on a body
+    that touches elsewhere. A box resting on some of its corners after a step that turned it slightly (a rocking
+    landing, set level by the correction, or an unbalanced warm start) has the others open by the second order of the
+    turn (1e-7-4e-7 m for the 5 cm cube at 5 and 20 ms); without them in the solve, the closing kick's gravity tips
+    the box about the corners that touch, the next drift digs the others in, and the box rocks in a cycle of two or
+    three steps that never comes to rest. (A body on a single contact that opens falls freely and lands again: it
+    tips about nothing.) Contacts between two moving bodies (a stack, a card squeezed between servoed pads) are left
+    as they were: the cycle was seen on fixed supports, and near contacts between moving bodies are untested. A near
+    contact that ends the solve without pushing leaves the touching set (``solve.settle_contacts``)."""
     capacity = contacts.prev_geom1.size // contacts.count.size
     base = world * capacity
     end = base + min(contacts.count[world], capacity)
@@ -583,13 +594,201 @@ def join_near(bodies, env, state, world, h, vel0, momentum0, contacts, scratch):
     for i in range(base, end):
         if contacts.active[i] or (contacts.body_a[i] >= 0 and contacts.body_b[i] >= 0):
             continue
-        pressed = scratch.lam[i - base] > 0.0
+        pressed = scratch.pressed[i - base]
         if not (pressed or (contacts.dist[i] <= RESTING_TOUCH and _beside_touching(contacts, base, end, i))):
             continue
         u_end = _free_approach(bodies, env, state, world, h, vel0, momentum0, contacts, i, scratch)[1]
         if u_end <= limit and not beside_impact(contacts, base, end, i):
             contacts.active[i] = True
             contacts.near[i] = True
+
+
+@kernel
+def _same_feature(contacts, base, end, g1, g2, feature):
+    """The flat index in [base, end) of the contact of the pair (g1, g2) with this feature id, or -1."""
+    for j in range(base, end):
+        if contacts.geom1[j] == g1 and contacts.geom2[j] == g2 and contacts.feature[j] == feature:
+            return j
+    return -1
+
+
+@kernel
+def _pair_in_set(contacts, base, end, g1, g2):
+    """Whether a contact of the pair (g1, g2) is in [base, end)."""
+    for j in range(base, end):
+        if contacts.geom1[j] == g1 and contacts.geom2[j] == g2:
+            return True
+    return False
+
+
+@kernel
+def _same_side(contacts, base, end, g1, g2, normal):
+    """No contact of the pair (g1, g2) in [base, end) has a normal against ``normal`` (3,): a point that the
+    narrow phase finds deep inside a thin geom may be given the normal of its far side."""
+    for j in range(base, end):
+        if contacts.geom1[j] == g1 and contacts.geom2[j] == g2:
+            row = contacts.rows[j, 0]
+            if row[LIN_B] * normal[0] + row[LIN_B + 1] * normal[1] + row[LIN_B + 2] * normal[2] <= 0.0:
+                return False
+    return True
+
+
+@kernel
+def _moved_by(geoms, scratch, g):
+    """How far (m) the position correction's last pass (``scratch.displacement``: dx m, dtheta rad) may have moved a
+    point of geom g: |dx| + |dtheta| ``_reach`` (0 for static geometry)."""
+    b = geoms.body[g]
+    if b < 0:
+        return 0.0
+    d = scratch.displacement[b]
+    return (math.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
+            + math.sqrt(d[3] * d[3] + d[4] * d[4] + d[5] * d[5]) * _reach(geoms, g))
+
+
+@kernel
+def moved_bodies(geoms, scratch, margin):
+    """Mark in ``scratch.moved`` (B,) the bodies of which the position correction's last pass may have moved a point
+    by more than ``margin`` (m) (``_moved_by``); returns whether there is one. A body moved by less cannot touch
+    anything that was not in the set (found within the margin)."""
+    scratch.moved[:] = False
+    found = False
+    for g in range(geoms.type.size):
+        if geoms.body[g] >= 0 and _moved_by(geoms, scratch, g) > margin:
+            scratch.moved[geoms.body[g]] = True
+            found = True
+    return found
+
+
+@kernel
+def _pose_before(geoms, scratch, b):
+    """Put body b's geoms (scratch.pos/mat) at its pose before the position correction's last pass."""
+    if b >= 0:
+        body_geoms_at(geoms, b, scratch.com_before[b], scratch.quat_before[b], scratch)
+
+
+@kernel
+def _new_pair(geoms, bodies, state, world, contacts, scratch, g1, g2, margin):
+    """The contacts of a pair that has none in the set and that the correction's last pass moved: found at the
+    poses before the pass, where the pair was apart by more than the margin (so their normals face the right way,
+    however deep the pass then drove one geom into the other), with the margin widened by how far the pass moved
+    either geom, and with their gaps carried to the poses after it, dist + J_n (dx, dtheta) (as a swept body's,
+    ``_add_contact``). Returns the number added, or -1 if the set is full or the pair unsupported."""
+    a, b = geoms.body[g1], geoms.body[g2]
+    _pose_before(geoms, scratch, a)
+    _pose_before(geoms, scratch, b)
+    reach = margin + _moved_by(geoms, scratch, g1) + _moved_by(geoms, scratch, g2)
+    found = _collide_pair(geoms, scratch, g1, g2, reach)
+    for body in (a, b):
+        if body >= 0:
+            _end_pose(geoms, state, world, body, scratch)
+    for k in range(found):
+        # the levers from the centres before the pass: a sweep of length 0 from those poses
+        i = _add_contact(geoms, bodies, state, world, contacts, g1, g2, k, scratch, scratch.com_before, 0.0, 0.0)
+        if i < 0:
+            return -1
+        contacts.dist[i] += row_change(scratch.displacement, a, b, contacts.rows[i, 0])
+        _rest_new(contacts, scratch, i)
+    return found
+
+
+@kernel
+def _rest_new(contacts, scratch, i):
+    """A contact that the position correction brought into the set: no impact, no warm start, gap target 0,
+    touching when its gap is within TOUCH."""
+    scratch.pressed[i % scratch.pressed.size] = False  # its index in the world's set
+    contacts.active[i] = contacts.dist[i] <= TOUCH
+    contacts.impact[i] = False
+    contacts.near[i] = False
+    contacts.sliding[i] = False
+    contacts.gap_target[i] = 0.0
+    contacts.rebound[i] = 0.0
+    for j in range(3):
+        contacts.opened[i, j] = 0.0
+
+
+@kernel
+def recheck_contacts(geoms, bodies, state, world, contacts, scratch, margin):
+    """After a pass of the position correction that moved some bodies by more than ``margin`` (``moved_bodies``),
+    with every contact's ``dist`` set to its linearised gap after the pass: the contacts of every pair with a moved
+    body, again. For a pair in the set, the narrow phase at the poses after the pass: a contact found again (same
+    feature id) takes the new point, rows and gap, and a new one joins (``_rest_new``), each only with a normal on
+    the side of the pair's others. A pair not in the set (a body the correction pushed into another: a plate
+    driven into a wall by the ball that hit it, which did not approach the wall in the drift) is found at the poses
+    before the pass (``_new_pair``). An open contact that now touches joins the touching set as resting; a touching
+    one open by more than the margin beyond its target leaves it (``_open``). Returns
+    the largest depth of a touching contact below its gap target (m, >= 0), or -1.0 if the broad phase or the
+    contact set overflowed."""
+    capacity = contacts.prev_geom1.size // contacts.count.size
+    base = world * capacity
+    end = base + min(contacts.count[world], capacity)
+    geom_poses(geoms, state, world, scratch)
+    geom_aabbs(geoms.type, geoms.size, scratch.pos, scratch.mat, margin, scratch.lo, scratch.hi)
+    for g in range(geoms.type.size):
+        grow = _moved_by(geoms, scratch, g)
+        for k in range(3):
+            scratch.lo[g, k] -= grow
+            scratch.hi[g, k] += grow
+    pairs = sweep_pairs(scratch.lo, scratch.hi, scratch.axis[0], scratch.order, geoms.weld, geoms.parent,
+                        geoms.contype, geoms.conaffinity, FILTER_PARENT, scratch.pairs)
+    if pairs > scratch.pairs.shape[0]:
+        return -1.0
+    for p in range(pairs):
+        g1, g2 = scratch.pairs[p, 0], scratch.pairs[p, 1]
+        a, b = geoms.body[g1], geoms.body[g2]
+        if not ((a >= 0 and scratch.moved[a]) or (b >= 0 and scratch.moved[b])):
+            continue
+        if not _pair_in_set(contacts, base, end, g1, g2):
+            if _new_pair(geoms, bodies, state, world, contacts, scratch, g1, g2, margin) < 0:
+                return -1.0
+            continue
+        found = _collide_pair(geoms, scratch, g1, g2, margin)
+        if found < 0:
+            return -1.0
+        for k in range(found):
+            if not _same_side(contacts, base, end, g1, g2, scratch.out_normal[k]):
+                continue
+            i = _same_feature(contacts, base, end, g1, g2, scratch.out_feature[k])
+            if i >= 0:
+                _write_geometry(bodies, state, world, contacts, i, k, scratch, scratch.com_before, -1.0, 0.0)
+                contacts.active[i] = contacts.active[i] or contacts.dist[i] <= TOUCH
+                continue
+            i = _add_contact(geoms, bodies, state, world, contacts, g1, g2, k, scratch, scratch.com_before, -1.0, 0.0)
+            if i < 0:
+                return -1.0
+            _rest_new(contacts, scratch, i)
+    end = base + min(contacts.count[world], capacity)
+    deepest = 0.0
+    for i in range(base, end):
+        if contacts.active[i] and contacts.dist[i] > contacts.gap_target[i] + margin:
+            _open(contacts, world, base, end, i, scratch.first_event[0])
+        if contacts.active[i]:
+            deepest = max(deepest, contacts.gap_target[i] - contacts.dist[i])
+    return deepest
+
+
+@kernel
+def _open(contacts, world, base, end, i, first_event):
+    """Contact i, touching after the drift, is open by more than the margin beyond its gap target after the
+    position correction (a ball swept against a wall through a plate that the correction then put between them):
+    it leaves the touching set, and its impact event is taken back when no other impact of its pair remains."""
+    contacts.active[i] = False
+    contacts.impact[i] = False
+    contacts.gap_target[i] = 0.0
+    contacts.rebound[i] = 0.0
+    g1, g2 = contacts.geom1[i], contacts.geom2[i]
+    for j in range(base, end):
+        if contacts.impact[j] and contacts.geom1[j] == g1 and contacts.geom2[j] == g2:
+            return
+    stored = min(contacts.event_count[world], contacts.event_time.shape[1])
+    for e in range(first_event, stored):
+        if contacts.event_geom[world, e, 0] == g1 and contacts.event_geom[world, e, 1] == g2:
+            for f in range(e, stored - 1):
+                contacts.event_time[world, f] = contacts.event_time[world, f + 1]
+                contacts.event_geom[world, f, 0] = contacts.event_geom[world, f + 1, 0]
+                contacts.event_geom[world, f, 1] = contacts.event_geom[world, f + 1, 1]
+                contacts.event_speed[world, f] = contacts.event_speed[world, f + 1]
+            contacts.event_count[world] -= 1
+            return
 
 
 @kernel

@@ -9,8 +9,14 @@ from ..constraints import EQUALITY, LIN_A, LIN_B, SLOW_GAIN, coupling, evaluate_
 from ..jit import kernel
 from ..linalg import proximal_lcp
 from ..rotation import mul, normalize, rot
+from .detect import moved_bodies, recheck_contacts
 from .joined import factor_rows, join_rows, solve_factored
-from .sets import MAX_SWEEPS, POSITION_TOLERANCE
+from .sets import MARGIN, MAX_SWEEPS, POSITION_TOLERANCE, TOUCH, row_change
+
+# Passes of the position correction in a step (``correct_positions``): each pass after the first starts from the
+# true gaps of the last; a turn of the step's largest angles (a tossed cube at 50 ms, 0.9 rad) leaves the linearised
+# correction a second-order error that a pass squares.
+POSITION_PASSES = 4
 
 # A squeeze (a thin card between two pads on joints) makes the contacts nearly dependent, and the sweeps then
 # gain little per sweep near the solution (a card squeezed while it slid: an eigenvalue of the pushing set's
@@ -30,17 +36,6 @@ PUSHING_GAP = 1e-10
 
 
 @kernel
-def _displaced(displacement, body, row, column):
-    """J . (dx, dtheta) of one body's columns: the gap change from the body's correction so far (m)."""
-    if body < 0:
-        return 0.0
-    total = 0.0
-    for k in range(3):
-        total += row[column + k] * displacement[body, k] + row[column + 3 + k] * displacement[body, 3 + k]
-    return total
-
-
-@kernel
 def _shift(bodies, state, world, displacement, body, row, column, amount):
     """(dx, dtheta) += W J^T amount for one body: dx += amount J_x / m, dtheta += R diag(1/I) R^T amount J_theta."""
     if body < 0:
@@ -54,13 +49,6 @@ def _shift(bodies, state, world, displacement, body, row, column, amount):
     displacement[body, 3] += amount * wx
     displacement[body, 4] += amount * wy
     displacement[body, 5] += amount * wz
-
-
-@kernel
-def row_change(motion, a, b, row):
-    """J . (dx, dtheta) of a 12-number row on the bodies (a, b): its gap's change (m) for the pose changes
-    ``motion`` (B, 6) (dx m, dtheta rad), or its rate's change (m/s) for velocity changes (dv, omega)."""
-    return _displaced(motion, a, row, LIN_A) + _displaced(motion, b, row, LIN_B)
 
 
 @kernel
@@ -79,10 +67,53 @@ def add_response(rows, bodies, state, world, motion, a, b, row, amount, gradient
 
 
 @kernel
-def correct_positions(linkage, bodies, state, world, contacts, scratch, work, joined):
-    """Remove penetration without touching velocities or momenta: find the pose changes (dx, dtheta) = W J^T
-    lambda that bring every touching contact's linearised gap  dist + J_n (dx, dtheta)  up to its target (0,
-    or an impact's rebound gap, dropped where the gaps conflict: ``_drop_rebound_gaps``; lambda_n >= 0) by
+def correct_positions(geoms, linkage, bodies, state, world, contacts, scratch, work, joined):
+    """Remove penetration without touching velocities or momenta (``_correct``), in passes: after a pass that
+    moved a body by more than MARGIN (``detect.moved_bodies``) every contact's gap is set to its linearised value
+    after the pass and the contacts of the moved bodies are found again at their new poses
+    (``detect.recheck_contacts``), and while one of them is still below its gap target by more than TOUCH (a body
+    the correction pushed into something that was not in the set: a plate driven into a wall by the ball that hit
+    it; a body turned by a large angle, whose linearised correction misses the true gap at second order) the
+    correction runs again from there, up to POSITION_PASSES. ``scratch.pressed`` marks the contacts that pushed
+    in any pass. Returns the sweeps used, -1 if a pass did not converge or the last left a contact deeper than
+    MARGIN, -2 if the contact set or the broad phase overflowed."""
+    capacity = contacts.prev_geom1.size // contacts.count.size
+    base = world * capacity
+    scratch.pressed[:] = False
+    total, deepest = 0, 0.0
+    for _ in range(POSITION_PASSES):
+        for b in range(state.com.shape[1]):
+            for k in range(4):
+                if k < 3:
+                    scratch.com_before[b, k] = state.com[world, b, k]
+                scratch.quat_before[b, k] = state.quat[world, b, k]
+        sweeps = _correct(linkage, bodies, state, world, contacts, scratch, work, joined)
+        if sweeps < 0:
+            return -1
+        total += sweeps
+        count = min(contacts.count[world], capacity)
+        for c in range(count):
+            scratch.pressed[c] = scratch.pressed[c] or scratch.lam[c] > 0.0
+        if sweeps == 0 or not moved_bodies(geoms, scratch, MARGIN):
+            return total
+        for c in range(count):
+            i = base + c
+            contacts.dist[i] += row_change(scratch.displacement, contacts.body_a[i], contacts.body_b[i],
+                                           contacts.rows[i, 0])
+        deepest = recheck_contacts(geoms, bodies, state, world, contacts, scratch, MARGIN)
+        if deepest < 0.0:
+            return -2
+        if deepest <= TOUCH:
+            return total
+    return total if deepest <= MARGIN else -1
+
+
+@kernel
+def _correct(linkage, bodies, state, world, contacts, scratch, work, joined):
+    """One pass of the position correction: remove penetration without touching velocities or momenta: find
+    the pose changes (dx, dtheta) = W J^T lambda that bring every touching contact's linearised gap
+    dist + J_n (dx, dtheta)  up to its target (0, or an impact's rebound gap, dropped where the gaps conflict:
+    ``_drop_rebound_gaps``; lambda_n >= 0) by
     projected Gauss-Seidel on the normals found after the drift (or at a swept body's first-touch pose), then
     move the centres by dx and turn the frames by dtheta (q <- exp(dtheta) q, world frame); converged when no
     sweep moves a gap by more than POSITION_TOLERANCE, when a direct step (every DIRECT_EVERY sweeps) leaves no
@@ -214,8 +245,8 @@ def _direct_step(linkage, bodies, state, world, contacts, scratch, work, joined,
     multipliers and, if that fails, from zero (a pad 5 mm into the card's edge: the iterations from the sweeps'
     multipliers ran out, from zero 17 met SLOW_GAP). A set whose targets conflict (a slider driven deep into one
     wall, its rebound target beyond the other wall: no multipliers meet both) has no solution and takes no step
-    (``correct_positions`` then drops the rebound gaps). A pushing contact may end up to PUSHING_GAP open. Returns
-    True if a step was taken (``correct_positions`` then checks it with ``_within``).
+    (``_correct`` then drops the rebound gaps). A pushing contact may end up to PUSHING_GAP open. Returns
+    True if a step was taken (``_correct`` then checks it with ``_within``).
     Contacts the joints block (zero coupling) take no part."""
     base = world * (contacts.prev_geom1.size // contacts.count.size)
     matrix, system, unknowns = scratch.dense, scratch.system, scratch.unknowns

@@ -19,6 +19,7 @@ from ..collision import (
     filter_arrays,
 )
 from ..collision.broad import grid_scratch
+from ..constraints import LIN_A, LIN_B
 from ..jit import kernel
 from ..rotation import mul, rot
 
@@ -167,6 +168,11 @@ class Scratch(NamedTuple):
     sweep_s: np.ndarray  # (B,) fraction of the step at the first touch of static geometry, -1: none
     displacement: np.ndarray  # (B, 6) position correction: dx (m), dtheta (rad)
     lam: np.ndarray  # (C,) position-correction multipliers
+    pressed: np.ndarray  # (C,) bool: the contact pushed in some pass of this step's position correction
+    moved: np.ndarray  # (B,) bool: the position correction moved the body by more than the margin
+    com_before: np.ndarray  # (B, 3) the bodies' poses before the position correction's last pass, m
+    quat_before: np.ndarray  # (B, 4)
+    first_event: np.ndarray  # (1,) int64 the index of the step's first impact event (detect._classify)
     match: np.ndarray  # (C,) int64 predecessor of each contact in the previous step's set
     touching: np.ndarray  # (G,) bool: static geom touched by the swept body at the start of the step
     quat: np.ndarray  # (4,)
@@ -199,7 +205,9 @@ class Scratch(NamedTuple):
                        np.arange(geoms, dtype=np.int64), np.zeros(1, dtype=np.int64),
                        np.zeros((pairs, 2), dtype=np.int64), np.zeros((MAX_CONTACTS, 3)),
                        np.zeros((MAX_CONTACTS, 3)), np.zeros(MAX_CONTACTS), np.zeros(MAX_CONTACTS, dtype=np.int64),
-                       np.zeros(bodies), np.zeros((bodies, 6)), np.zeros(capacity),
+                       np.zeros(bodies), np.zeros((bodies, 6)), np.zeros(capacity), np.zeros(capacity, dtype=np.bool_),
+                       np.zeros(bodies, dtype=np.bool_), np.zeros((bodies, 3)), np.zeros((bodies, 4)),
+                       np.zeros(1, dtype=np.int64),
                        np.zeros(capacity, dtype=np.int64), np.zeros(geoms, dtype=np.bool_), np.zeros(4), np.zeros(3),
                        np.zeros((8, 3)), grid_scratch(geoms), np.zeros((bodies, 6)),
                        np.zeros((size, size)), np.zeros(3 * capacity), np.zeros(3 * capacity),
@@ -275,6 +283,24 @@ def body_geoms_at(geoms, b, com, quat, scratch):
         if geoms.body[g] == b:
             _geom_pose(geoms, g, com[0], com[1], com[2], quat[0], quat[1], quat[2], quat[3], scratch.pos,
                        scratch.mat)
+
+
+@kernel
+def _displaced(displacement, body, row, column):
+    """J . (dx, dtheta) of one body's columns: the gap change from the body's correction so far (m)."""
+    if body < 0:
+        return 0.0
+    total = 0.0
+    for k in range(3):
+        total += row[column + k] * displacement[body, k] + row[column + 3 + k] * displacement[body, 3 + k]
+    return total
+
+
+@kernel
+def row_change(motion, a, b, row):
+    """J . (dx, dtheta) of a 12-number row on the bodies (a, b): its gap's change (m) for the pose changes
+    ``motion`` (B, 6) (dx m, dtheta rad), or its rate's change (m/s) for velocity changes (dv, omega)."""
+    return _displaced(motion, a, row, LIN_A) + _displaced(motion, b, row, LIN_B)
 
 
 @kernel

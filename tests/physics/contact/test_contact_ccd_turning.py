@@ -34,14 +34,8 @@ def _toss(draw: int, model: mujoco.MjModel, rest: float) -> tuple[np.ndarray, np
     return qpos, qvel
 
 
-# At 50 ms, 1 of the 200 draws (99) tips off the slab's edge while it turns by 0.9 rad per step and its centre ends
-# 1.3 cm under the slab's bottom, 5 mm inside the footprint: the position correction is linear in the turn (Engine V).
-TIPS_THROUGH_THE_EDGE = pytest.mark.xfail(
-    strict=True, reason="draw 99 tips through the slab's edge (linear correction of a 0.9 rad turn per step)")
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize("dt_ms", [pytest.param(dt, marks=TIPS_THROUGH_THE_EDGE) if dt == 50 else dt for dt in DT_MS])
+@pytest.mark.parametrize("dt_ms", DT_MS)
 def test_a_tossed_spinning_cube_never_ends_under_the_slab(dt_ms):
     dt = dt_ms / 1000.0
     sim = mechgym.load("cube_drop", backend="mechgym", dt=dt)
