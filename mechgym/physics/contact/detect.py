@@ -707,6 +707,14 @@ def _rest_new(contacts, scratch, i):
 
 
 @kernel
+def _candidate_pairs(geoms, scratch):
+    """The broad phase over the AABBs in ``scratch.lo/hi``: the candidate geom pairs into ``scratch.pairs``; returns
+    their number (more than the array holds: it overflowed)."""
+    return sweep_pairs(scratch.lo, scratch.hi, scratch.axis[0], scratch.order, geoms.weld, geoms.parent,
+                       geoms.contype, geoms.conaffinity, FILTER_PARENT, scratch.pairs)
+
+
+@kernel
 def recheck_contacts(geoms, bodies, state, world, contacts, scratch, margin):
     """After a pass of the position correction that moved some bodies by more than ``margin`` (``moved_bodies``),
     with every contact's ``dist`` set to its linearised gap after the pass: the contacts of every pair with a moved
@@ -728,8 +736,7 @@ def recheck_contacts(geoms, bodies, state, world, contacts, scratch, margin):
         for k in range(3):
             scratch.lo[g, k] -= grow
             scratch.hi[g, k] += grow
-    pairs = sweep_pairs(scratch.lo, scratch.hi, scratch.axis[0], scratch.order, geoms.weld, geoms.parent,
-                        geoms.contype, geoms.conaffinity, FILTER_PARENT, scratch.pairs)
+    pairs = _candidate_pairs(geoms, scratch)
     if pairs > scratch.pairs.shape[0]:
         return -1.0
     for p in range(pairs):
@@ -828,8 +835,7 @@ def find_contacts(geoms, bodies, env, state, world, t_end, h, com0, quat0, vel0,
     geom_aabbs(geoms.type, geoms.size, scratch.pos, scratch.mat, margin, scratch.lo, scratch.hi)
     if sweep:
         _swept_aabbs(geoms, bodies, state, world, h, scratch)
-    pairs = sweep_pairs(scratch.lo, scratch.hi, scratch.axis[0], scratch.order, geoms.weld, geoms.parent,
-                        geoms.contype, geoms.conaffinity, FILTER_PARENT, scratch.pairs)
+    pairs = _candidate_pairs(geoms, scratch)
     if pairs > scratch.pairs.shape[0]:
         return -1
     for p in range(pairs):

@@ -87,7 +87,8 @@ class ContactSet(NamedTuple):
     body_a: np.ndarray  # (WC,) int64 engine body of geom1 (-1 static)
     body_b: np.ndarray  # (WC,) int64 engine body of geom2 (-1 static)
     point: np.ndarray  # (WC, 3) world contact point, m
-    dist: np.ndarray  # (WC,) signed gap at the end of the drift, m (before the position correction)
+    dist: np.ndarray  # (WC,) signed gap at the end of the drift, m (before the position correction; after a pass of
+    #                   it that moved a body by more than the margin, the gap after that pass: contact.position)
     rows: np.ndarray  # (WC, 3, 12) gradient rows of n, t1, t2
     coupling: np.ndarray  # (WC, 3, 3) J W J^T, 1/kg
     active: np.ndarray  # (WC,) bool: touching (dist <= TOUCH, or near), takes part in the solves
