@@ -85,6 +85,7 @@ from .constraints import (
 )
 from .contact import (
     CONTACT_VELOCITY_TOLERANCE,
+    CORRECTION_TURN,
     HELD_FLOATS,
     HELD_INTS,
     MARGIN,
@@ -391,12 +392,13 @@ def _keep_impulses(state, world, work, back):
 
 @kernel(inline="always")
 def _step(bodies, actuators, env, linkage, geoms, confinements, windows, state, contacts, contact_scratch, ctrl, world,
-          t0, t1, h, step_scratch):
+          t0, t1, h, finest, step_scratch):
     """One step of world ``world`` from t0 to t1 = t0 + h (s; both given, each an integer times a power-of-two
     fraction of the physics step, so consecutive steps share their boundaries exactly) under the controls
     ``ctrl`` (U,), the stages of the module docstring; returns OK or the first failure, leaving the world as the
-    failure found it (the caller restores it). On success the rows' warm starts and the hinges' turns are
-    written back to ``state``."""
+    failure found it (the caller restores it). ``finest``: the step cannot be halved again, so the position
+    correction may turn a body by any angle (``contact.position.CORRECTION_TURN``). On success the rows' warm
+    starts and the hinges' turns are written back to ``state``."""
     rows, solver = linkage.rows, linkage.solver
     constrained = rows.kind.size > 0
     contacting = env.contacts
@@ -430,7 +432,8 @@ def _step(bodies, actuators, env, linkage, geoms, confinements, windows, state, 
                               work.momentum0, contacts, contact_scratch, MARGIN, True, False)
         if found < 0 or found > capacity:
             return TOO_MANY_CONTACTS
-        corrected = correct_positions(geoms, linkage, bodies, state, world, contacts, contact_scratch, work, joined)
+        corrected = correct_positions(geoms, linkage, bodies, state, world, contacts, contact_scratch, work, joined,
+                                      math.inf if finest else CORRECTION_TURN)
         if corrected == -2:
             return TOO_MANY_CONTACTS
         if corrected < 0:
@@ -515,7 +518,7 @@ def _subdivided_step(bodies, actuators, env, linkage, geoms, confinements, windo
             _snapshot(state, contacts, world, contacting, part_start, False)
         first = step * finest + position
         code = _step(bodies, actuators, env, linkage, geoms, confinements, windows, state, contacts, contact_scratch,
-                     ctrl, world, first * unit, (first + size) * unit, size * unit, step_scratch)
+                     ctrl, world, first * unit, (first + size) * unit, size * unit, size == 1, step_scratch)
         if code == OK:
             position += size
             if position == finest and subdivided:

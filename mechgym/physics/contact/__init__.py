@@ -114,7 +114,12 @@ second order (a tossed cube turning by 0.9 rad per step at 50 ms). After such a 
 bodies are found again at their new poses (``detect.recheck_contacts``: a new pair at the poses before the pass,
 where its normals face the right way), a touching one now open by more than the margin leaves the touching set,
 and while one is still below its target by more than TOUCH the correction runs again from the true gaps, up to
-POSITION_PASSES. A contact found this way rests (no impact: the drift did not bring it).
+POSITION_PASSES. A contact found this way rests (no impact: the drift did not bring it). So are, after the first
+pass, the contacts of a swept body whose gaps were carried from its first-touch pose over a turn whose second
+order exceeds the margin (``scratch.stale``: a capsule spinning at 125 rad/s after an impact turns by 0.5 rad in a
+4 ms step). A pass that would turn a body by more than CORRECTION_TURN fails the step, which is then taken in parts
+(``step.py``): the linearised turn is no longer a turn (a box driven 10 cm through a 1 mm wall in a 30 ms step,
+pushed back at two corners, was turned by 4.2 rad and left across the wall).
 
 With joints (constraint rows) every contact impulse goes with the equality rows' impulses that keep them
 satisfied, and every position correction with the matching pose change (``joined.py``); the rows' velocity
@@ -127,7 +132,7 @@ Units: m, s, kg; impulses N s (rows), forces N (world vectors).
 
 from .detect import find_contacts, join_near, sweep_setup
 from .joined import Joined, clear_joined
-from .position import correct_positions
+from .position import CORRECTION_TURN, correct_positions
 from .sets import HELD_FLOATS, HELD_INTS, MARGIN, ContactSet, Geoms, Scratch, contact_geoms, keep_contacts
 from .sets import VELOCITY_TOLERANCE as CONTACT_VELOCITY_TOLERANCE
 from .solve import (
@@ -145,6 +150,7 @@ from .solve import (
 
 __all__ = [
     "CONTACT_VELOCITY_TOLERANCE",
+    "CORRECTION_TURN",
     "HELD_FLOATS",
     "HELD_INTS",
     "MARGIN",

@@ -213,6 +213,18 @@ def _turn_reach(geoms, bodies, state, world, g1, g2, h):
     return h * total
 
 
+@kernel
+def _mark_stale(geoms, bodies, state, world, b, duration, margin, scratch):
+    """Mark body b in ``scratch.stale`` when its gaps, carried over the last ``duration`` (s) of the drift as
+    dist + duration J_n v_half (first order in the turn, ``_add_contact``), may miss the true gaps at the end of the
+    drift by more than ``margin`` (m): a turn by phi = w_max duration (``_spin_bound``) moves a point at ``_reach``
+    from the centre off its first-order path by about reach phi^2 / 2."""
+    phi = _spin_bound(bodies, state, world, b) * duration
+    for g in range(geoms.type.size):
+        if geoms.body[g] == b and 0.5 * _reach(geoms, g) * phi * phi > margin:
+            scratch.stale[b] = True
+
+
 @kernel(inline="always")
 def _reach(geoms, g):
     """|c - x| + rho (m): how far from its body's centre of mass a point of geom g whose position depends on the
@@ -628,7 +640,7 @@ def _same_side(contacts, base, end, g1, g2, normal):
     for j in range(base, end):
         if contacts.geom1[j] == g1 and contacts.geom2[j] == g2:
             row = contacts.rows[j, 0]
-            if row[LIN_B] * normal[0] + row[LIN_B + 1] * normal[1] + row[LIN_B + 2] * normal[2] <= 0.0:
+            if row[LIN_B] * normal[0] + row[LIN_B + 1] * normal[1] + row[LIN_B + 2] * normal[2] < 0.0:
                 return False
     return True
 
@@ -826,6 +838,7 @@ def find_contacts(geoms, bodies, env, state, world, t_end, h, com0, quat0, vel0,
             contacts.prev_force[i, k] = contacts.force[i, k]
     contacts.prev_count[world] = kept
     contacts.count[world] = 0
+    scratch.stale[:] = False
     geom_poses(geoms, state, world, scratch)
     for b in range(scratch.sweep_s.size):
         scratch.sweep_s[b] = -1.0
@@ -858,6 +871,8 @@ def find_contacts(geoms, bodies, env, state, world, t_end, h, com0, quat0, vel0,
             ahead = (1.0 - s) * motion
             _pose_at(geoms, bodies, state, world, a, s, h, com0, quat0, scratch)
             _pose_at(geoms, bodies, state, world, b, s, h, com0, quat0, scratch)
+            _mark_stale(geoms, bodies, state, world, a, (1.0 - s) * h, margin, scratch)
+            _mark_stale(geoms, bodies, state, world, b, (1.0 - s) * h, margin, scratch)
         found = _collide_pair(geoms, scratch, g1, g2, margin + ahead)
         if found < 0:
             return -1
@@ -870,6 +885,7 @@ def find_contacts(geoms, bodies, env, state, world, t_end, h, com0, quat0, vel0,
         s = scratch.sweep_s[b]
         if s < 0.0:
             continue
+        _mark_stale(geoms, bodies, state, world, b, (1.0 - s) * h, margin, scratch)
         _pose_at(geoms, bodies, state, world, b, s, h, com0, quat0, scratch)
         for g in range(geoms.type.size):
             if geoms.body[g] != b:

@@ -171,6 +171,8 @@ class Scratch(NamedTuple):
     lam: np.ndarray  # (C,) position-correction multipliers
     pressed: np.ndarray  # (C,) bool: the contact pushed in some pass of this step's position correction
     moved: np.ndarray  # (B,) bool: the position correction moved the body by more than the margin
+    stale: np.ndarray  # (B,) bool: the body's gaps were carried from an earlier pose of the drift over a turn whose
+    #                    second order exceeds the margin (detect.find_contacts); found again after the first pass
     com_before: np.ndarray  # (B, 3) the bodies' poses before the position correction's last pass, m
     quat_before: np.ndarray  # (B, 4)
     first_event: np.ndarray  # (1,) int64 the index of the step's first impact event (detect._classify)
@@ -207,7 +209,8 @@ class Scratch(NamedTuple):
                        np.zeros((pairs, 2), dtype=np.int64), np.zeros((MAX_CONTACTS, 3)),
                        np.zeros((MAX_CONTACTS, 3)), np.zeros(MAX_CONTACTS), np.zeros(MAX_CONTACTS, dtype=np.int64),
                        np.zeros(bodies), np.zeros((bodies, 6)), np.zeros(capacity), np.zeros(capacity, dtype=np.bool_),
-                       np.zeros(bodies, dtype=np.bool_), np.zeros((bodies, 3)), np.zeros((bodies, 4)),
+                       np.zeros(bodies, dtype=np.bool_), np.zeros(bodies, dtype=np.bool_), np.zeros((bodies, 3)),
+                       np.zeros((bodies, 4)),
                        np.zeros(1, dtype=np.int64),
                        np.zeros(capacity, dtype=np.int64), np.zeros(geoms, dtype=np.bool_), np.zeros(4), np.zeros(3),
                        np.zeros((8, 3)), grid_scratch(geoms), np.zeros((bodies, 6)),
