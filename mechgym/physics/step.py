@@ -27,10 +27,12 @@ contact solve sweeps the contacts and the rows' blocks in turn until both are co
 solve (``contact.solve_contacts``).
 
 A step whose solve fails (SHAKE, the velocity projection, the contact solve, the implicit kick, a
-confinement, or a non-finite state) is taken again as two steps of h/2 from the same start, and so on down to h/16
+confinement, or a non-finite state), or whose position correction would turn a body by more than
+``contact.CORRECTION_TURN``, is taken again as two steps of h/2 from the same start, and so on down to h/16
 (``_subdivided_step``; after each part that succeeds the next part grows back as far as its position
 allows); each part is this same step with its own length, so the step stays consistent and its parts'
-boundaries are exact binary fractions of h. Only a failure of a part of h/16 fails the step.
+boundaries are exact binary fractions of h. Only a failure of a part of h/16 fails the step (where any turn of the
+correction is taken).
 
 F, T: smooth (fluid, free-joint damping, actuator) wrenches about the COM; J: exact impulses of the applied force
 windows over the half-step each kick serves; g: gravity. The closing kick is implicit in the velocity
@@ -114,7 +116,8 @@ MAX_ITERATIONS = 100
 # Step outcomes: NOT_CONVERGED = the implicit closing kick did not converge; NOT_PROJECTED = SHAKE or the
 # velocity projection did not meet its tolerance in Solver.max_sweeps sweeps; TOO_MANY_CONTACTS = more
 # contacts than the ContactSet holds per world, or more candidate pairs than the broad phase's scratch
-# holds; CONTACTS_NOT_SOLVED = the position correction or the velocity solve of the contacts did not converge;
+# holds; CONTACTS_NOT_SOLVED = the position correction or the velocity solve of the contacts did not converge
+# (or the correction would turn a body by more than contact.CORRECTION_TURN);
 # NOT_CONFINED = a confinement's hold or velocity rule did not converge (confinement.confine).
 OK, NON_FINITE, NOT_CONVERGED, NOT_PROJECTED, TOO_MANY_CONTACTS, CONTACTS_NOT_SOLVED, NOT_CONFINED = 0, 1, 2, 3, 4, 5, 6
 # (inside ``advance`` only: a subdivided step met a nearly full impact-event buffer)
