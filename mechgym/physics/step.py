@@ -28,11 +28,12 @@ solve (``contact.solve_contacts``).
 
 A step whose solve fails (SHAKE, the velocity projection, the contact solve, the implicit kick, a
 confinement, or a non-finite state), or whose position correction would turn a body by more than
-``contact.CORRECTION_TURN``, is taken again as two steps of h/2 from the same start, and so on down to h/16
+``contact.CORRECTION_TURN`` or meets a second impact (``contact.correct_positions``), is taken again as two steps
+of h/2 from the same start, and so on down to h/16
 (``_subdivided_step``; after each part that succeeds the next part grows back as far as its position
 allows); each part is this same step with its own length, so the step stays consistent and its parts'
 boundaries are exact binary fractions of h. Only a failure of a part of h/16 fails the step (where any turn of the
-correction is taken).
+correction and any second impact are taken).
 
 F, T: smooth (fluid, free-joint damping, actuator) wrenches about the COM; J: exact impulses of the applied force
 windows over the half-step each kick serves; g: gravity. The closing kick is implicit in the velocity
@@ -87,7 +88,6 @@ from .constraints import (
 )
 from .contact import (
     CONTACT_VELOCITY_TOLERANCE,
-    CORRECTION_TURN,
     HELD_FLOATS,
     HELD_INTS,
     MARGIN,
@@ -117,7 +117,7 @@ MAX_ITERATIONS = 100
 # velocity projection did not meet its tolerance in Solver.max_sweeps sweeps; TOO_MANY_CONTACTS = more
 # contacts than the ContactSet holds per world, or more candidate pairs than the broad phase's scratch
 # holds; CONTACTS_NOT_SOLVED = the position correction or the velocity solve of the contacts did not converge
-# (or the correction would turn a body by more than contact.CORRECTION_TURN);
+# (or the correction would turn a body by more than contact.CORRECTION_TURN, or meets a second impact);
 # NOT_CONFINED = a confinement's hold or velocity rule did not converge (confinement.confine).
 OK, NON_FINITE, NOT_CONVERGED, NOT_PROJECTED, TOO_MANY_CONTACTS, CONTACTS_NOT_SOLVED, NOT_CONFINED = 0, 1, 2, 3, 4, 5, 6
 # (inside ``advance`` only: a subdivided step met a nearly full impact-event buffer)
@@ -400,8 +400,8 @@ def _step(bodies, actuators, env, linkage, geoms, confinements, windows, state, 
     fraction of the physics step, so consecutive steps share their boundaries exactly) under the controls
     ``ctrl`` (U,), the stages of the module docstring; returns OK or the first failure, leaving the world as the
     failure found it (the caller restores it). ``finest``: the step cannot be halved again, so the position
-    correction may turn a body by any angle (``contact.position.CORRECTION_TURN``). On success the rows' warm
-    starts and the hinges' turns are written back to ``state``."""
+    correction takes any turn of a body and any second impact (``contact.correct_positions``). On success the
+    rows' warm starts and the hinges' turns are written back to ``state``."""
     rows, solver = linkage.rows, linkage.solver
     constrained = rows.kind.size > 0
     contacting = env.contacts
@@ -436,7 +436,7 @@ def _step(bodies, actuators, env, linkage, geoms, confinements, windows, state, 
         if found < 0 or found > capacity:
             return TOO_MANY_CONTACTS
         corrected = correct_positions(geoms, linkage, bodies, state, world, contacts, contact_scratch, work, joined,
-                                      math.inf if finest else CORRECTION_TURN)
+                                      not finest)
         if corrected == -2:
             return TOO_MANY_CONTACTS
         if corrected < 0:

@@ -22,8 +22,9 @@ penetration of the extrapolated gaps), and that move is not swept; instead the c
 the correction moved by more than the margin are found again after it (``recheck_contacts``, a pair new to the set
 at the poses before the pass), and the correction runs again while one is below its target: a body at rest,
 struck by a fast one, is held in front of the thin geometry it would reach within the same step (a chain of
-impacts inside one step), and a fast-turning body's linearised correction is iterated to its true gaps. The
-second impact of such a chain is taken as a resting contact (no rebound)."""
+impacts inside one step), and a fast-turning body's linearised correction is iterated to its true gaps. A
+contact so found rests (no rebound); where it would have to be pushed, the step is taken in parts first
+(``position.correct_positions``), so that it rests only in a part of h/16."""
 
 from __future__ import annotations
 

@@ -17,7 +17,8 @@ from .sets import MARGIN, MAX_SWEEPS, POSITION_TOLERANCE, TOUCH, row_change
 # true gaps of the last; a turn of the step's largest angles (a tossed cube at 50 ms, 0.9 rad) leaves the linearised
 # correction a second-order error that a pass squares.
 POSITION_PASSES = 4
-# rad: a pass may turn a body by at most this much, or the step fails and is taken in parts (step.py). The pass is
+# rad: a pass may turn a body by at most this much, or the step fails and is taken in parts (step.py; the part of
+# h/16 takes any turn). The pass is
 # linear in the turn, dx = W J^T lambda along the normals of the first touch: a 3.7 cm box that a 30 ms step drove
 # 10 cm through a 1 mm wall, pushed back at two corners, was turned by 4.2 rad and left across the wall (its true
 # turn after the impact was 1.2 rad), and no later pass can see the side it came from. Below it the passes correct
@@ -73,7 +74,7 @@ def add_response(rows, bodies, state, world, motion, a, b, row, amount, gradient
 
 
 @kernel
-def correct_positions(geoms, linkage, bodies, state, world, contacts, scratch, work, joined, turn_limit):
+def correct_positions(geoms, linkage, bodies, state, world, contacts, scratch, work, joined, halvable):
     """Remove penetration without touching velocities or momenta (``_correct``), in passes: after a pass that
     moved a body by more than MARGIN (``detect.moved_bodies``; after the first pass also the bodies whose gaps
     ``find_contacts`` carried over a large turn, ``scratch.stale``) every contact's gap is set to its linearised
@@ -82,10 +83,12 @@ def correct_positions(geoms, linkage, bodies, state, world, contacts, scratch, w
     the correction pushed into something that was not in the set: a plate driven into a wall by the ball that hit
     it; a body turned by a large angle, whose linearised correction misses the true gap at second order) the
     correction runs again from there, up to POSITION_PASSES. ``scratch.pressed`` marks the contacts that pushed
-    in any pass. ``turn_limit`` (rad): the largest turn of a body a pass may make (CORRECTION_TURN, or inf where
-    the step cannot be taken in smaller parts). Returns the sweeps used, -1 if a pass did not converge, turned a
-    body by more than ``turn_limit`` or the last left a contact deeper than MARGIN, -2 if the contact set or the
-    broad phase overflowed."""
+    in any pass. ``halvable``: the step can still be taken in parts (``step._subdivided_step``); it then fails
+    where a pass would turn a body by more than CORRECTION_TURN, and where a contact that a recheck brought into
+    the set has to be pushed (a second impact inside the step: the plate that the ball drives into the wall), so
+    that its parts meet the impacts one at a time. Returns the sweeps used, -1 if a pass did not converge, the
+    last left a contact deeper than MARGIN or (``halvable``) as above, -2 if the contact set or the broad phase
+    overflowed."""
     capacity = contacts.prev_geom1.size // contacts.count.size
     base = world * capacity
     scratch.pressed[:] = False
@@ -97,7 +100,7 @@ def correct_positions(geoms, linkage, bodies, state, world, contacts, scratch, w
                     scratch.com_before[b, k] = state.com[world, b, k]
                 scratch.quat_before[b, k] = state.quat[world, b, k]
         sweeps = _correct(linkage, bodies, state, world, contacts, scratch, work, joined)
-        if sweeps < 0 or _largest_turn(scratch.displacement) > turn_limit:
+        if sweeps < 0 or (halvable and _largest_turn(scratch.displacement) > CORRECTION_TURN):
             return -1
         total += sweeps
         count = min(contacts.count[world], capacity)
@@ -112,9 +115,12 @@ def correct_positions(geoms, linkage, bodies, state, world, contacts, scratch, w
             i = base + c
             contacts.dist[i] += row_change(scratch.displacement, contacts.body_a[i], contacts.body_b[i],
                                            contacts.rows[i, 0])
+        known = min(contacts.count[world], capacity)
         deepest = recheck_contacts(geoms, bodies, state, world, contacts, scratch, MARGIN)
         if deepest < 0.0:
             return -2
+        if halvable and _pushes_new(contacts, world, known):
+            return -1
         if deepest <= TOUCH:
             return total
     return total if deepest <= MARGIN else -1
@@ -130,6 +136,18 @@ def _add_stale(scratch):
             scratch.moved[b] = True
             found = True
     return found
+
+
+@kernel
+def _pushes_new(contacts, world, known):
+    """A touching contact past the first ``known`` of the world's set (one that a recheck added) is below its gap
+    target by more than TOUCH: the correction would have to push it."""
+    capacity = contacts.prev_geom1.size // contacts.count.size
+    base = world * capacity
+    for i in range(base + known, base + min(contacts.count[world], capacity)):
+        if contacts.active[i] and contacts.dist[i] < contacts.gap_target[i] - TOUCH:
+            return True
+    return False
 
 
 @kernel

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import mechgym
 from mechgym.physics.contact.sets import geom_poses
 
 from .driver import ContactScene
@@ -115,8 +116,8 @@ def test_ball_drives_a_thin_plate_into_a_thin_wall(dt_ms):
     the plate and the plate in front of the wall at every step, and the perfectly inelastic chain ends at rest
     with ball, plate and wall touching. At dt >= 20 ms both impacts fall in one step: the ball's sweep stops it at
     the wall, and the position correction pushes the plate, which did not move in the drift, into the wall; the
-    correction's second pass finds that contact and holds the plate in front of the wall (and at 50 ms the ball's
-    contact with the wall, which the correction opened by 4 cm, leaves the set)."""
+    correction's second pass finds that contact, and the step is taken in parts that meet the impacts one at a
+    time (at a496275, before that, the second pass held the plate in front of the wall within the whole step)."""
     face = 1.0 - HALF
     scene = ContactScene.build(
         '<mujoco><option gravity="0 0 0"/><worldbody>'
@@ -134,6 +135,49 @@ def test_ball_drives_a_thin_plate_into_a_thin_wall(dt_ms):
     events = scene.events()
     assert events[0, 1:3].tolist() == [1, 2]  # plate, ball
     assert events[0, 0] == pytest.approx((0.9 - HALF - 0.02) / 20.0, abs=1e-12)
+
+
+def _sequential_chain(speed: float, e: float) -> tuple[float, float, int]:
+    """(ball, plate) velocities (m/s) and the number of impacts after a ball of speed ``speed`` hits a plate of the
+    same mass at rest in front of a fixed wall, every impact Newton's with ``e``, one at a time: ball on plate
+    (equal masses: the centre-of-mass velocity plus or minus e times half the approach), plate on wall (reversed,
+    times e), again while either pair still closes."""
+    ball, plate, impacts = speed, 0.0, 0
+    while True:
+        if ball > plate:
+            mean, half = 0.5 * (ball + plate), 0.5 * e * (ball - plate)
+            ball, plate = mean - half, mean + half
+        elif plate > 0.0:
+            plate = -e * plate
+        else:
+            return ball, plate, impacts
+        impacts += 1
+
+
+@pytest.mark.parametrize("dt_ms", [1, 20, 50])
+@pytest.mark.parametrize("restitution", [0.5, 1.0])
+def test_a_chain_of_impacts_inside_one_step_takes_them_one_at_a_time(restitution, dt_ms):
+    """The ball of the test above (0.1 kg, 20 m/s) drives the plate (0.1 kg) into the wall, every geom with the
+    restitution e: the plate reaches the wall 4.95 ms after the ball hits it, comes back and meets the ball again.
+    At 20 and 50 ms all of it falls in one step; the contact that the position correction's recheck finds (plate
+    on wall) fails the step, whose parts then meet the impacts one at a time, as at 1 ms: the final velocities and
+    the number of impact events are those of Newton's impacts in sequence (closed form), to round-off. (Taken as
+    one simultaneous impact in the step, e = 0.5 left the ball at -10 m/s and the plate at rest, 5 J of 20 where
+    the sequence leaves 1.0 J.)"""
+    materials = "".join(f'<numeric name="restitution:{g}" data="{restitution}"/>' for g in ("wall", "plate", "ball"))
+    sim = mechgym.load(
+        f'<mujoco><option gravity="0 0 0"/><custom>{materials}</custom><worldbody>'
+        f'<geom name="wall" type="box" size="{HALF} 1 1" pos="1 0 0"/>'
+        f'<body name="plate" pos="0.9 0 0"><freejoint/><geom name="plate" {PLATE} mass="0.1"/></body>'
+        '<body name="ball"><freejoint/><geom name="ball" type="sphere" size="0.02" mass="0.1"/></body>'
+        '</worldbody></mujoco>', backend="mechgym", dt=dt_ms / 1000.0)
+    qvel = np.zeros(sim.model.nv)
+    qvel[6] = 20.0
+    sim.reset(qvel=qvel)
+    sim.step(round(0.2 / (dt_ms / 1000.0)))
+    ball, plate, impacts = _sequential_chain(20.0, restitution)
+    np.testing.assert_allclose([sim.qvel[6], sim.qvel[0]], [ball, plate], atol=1e-9)
+    assert len(sim.events) == impacts
 
 
 def test_spinning_plate_never_passes_a_free_slab():
