@@ -18,11 +18,10 @@ from .sets import MARGIN, MAX_SWEEPS, POSITION_TOLERANCE, TOUCH, row_change
 # correction a second-order error that a pass squares.
 POSITION_PASSES = 4
 # rad: a pass may turn a body by at most this much, or the step fails and is taken in parts (step.py; the part of
-# h/16 takes any turn). The pass is
-# linear in the turn, dx = W J^T lambda along the normals of the first touch: a 3.7 cm box that a 30 ms step drove
-# 10 cm through a 1 mm wall, pushed back at two corners, was turned by 4.2 rad and left across the wall (its true
-# turn after the impact was 1.2 rad), and no later pass can see the side it came from. Below it the passes correct
-# the second order of the turn (a tossed cube at 50 ms).
+# h/16 takes any turn). The pass is linear in the turn, dx = W J^T lambda along the normals of the first touch: a
+# 3.7 cm box that a 30 ms step drove 10 cm through a 1 mm wall, pushed back at two corners, was turned by 4.2 rad and
+# left across the wall (its true turn after the impact was 1.2 rad), and no later pass can see the side it came
+# from. Below it the passes correct the second order of the turn (a tossed cube at 50 ms).
 CORRECTION_TURN = 0.5
 
 # A squeeze (a thin card between two pads on joints) makes the contacts nearly dependent, and the sweeps then
