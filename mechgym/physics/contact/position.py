@@ -114,11 +114,10 @@ def correct_positions(geoms, linkage, bodies, state, world, contacts, scratch, w
             i = base + c
             contacts.dist[i] += row_change(scratch.displacement, contacts.body_a[i], contacts.body_b[i],
                                            contacts.rows[i, 0])
-        known = min(contacts.count[world], capacity)
         deepest = recheck_contacts(geoms, bodies, state, world, contacts, scratch, MARGIN)
         if deepest < 0.0:
             return -2
-        if halvable and _pushes_new(contacts, world, known):
+        if halvable and _pushes_new(contacts, world, count):
             return -1
         if deepest <= TOUCH:
             return total
