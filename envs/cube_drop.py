@@ -53,6 +53,8 @@ Defaults: physics_dt 0.002 s, decimation 10 (dt = 0.02 s), time_limit 3 s.
 
 from __future__ import annotations
 
+import math
+
 import mujoco
 import numpy as np
 from gymnasium import spaces
@@ -65,6 +67,11 @@ REST_SPEED, REST_SPIN = 0.02, 0.2  # m/s, rad/s
 FLOOR_TOLERANCE, FLOOR_SPEED = 0.005, 0.05  # m, m/s
 START_OFFSET, START_HEIGHT = 0.25, (1.0, 1.5)  # m
 START_SPEED, START_TILT = 0.2, 0.1  # m/s per component, rad
+
+
+def _norm(vector: np.ndarray) -> float:
+    """|v| of a 3-vector, as np.linalg.norm computes it (sqrt(v . v)), without its overhead."""
+    return math.sqrt(vector.dot(vector))
 
 
 def _quat_about(axis: np.ndarray, angle: float) -> np.ndarray:
@@ -91,6 +98,7 @@ class CubeDropEnv(MechEnv):
         slab, cube = model.geom("slab"), model.geom("cube")
         self.slab_centre = slab.pos[:2].copy()
         self.slab_half = slab.size[:2].copy()
+        self._footprint = (*self.slab_centre.tolist(), *self.slab_half.tolist())  # x, y, half x, half y: floats
         self.slab_top = float(slab.pos[2] + slab.size[2])
         self.slab_mid_plane = float(slab.pos[2])
         self.cube_half = float(cube.size[2])
@@ -143,14 +151,14 @@ class CubeDropEnv(MechEnv):
 
     def _evaluate(self, action) -> StepOutcome:
         cube = self.sim.body("cube")
-        speed, spin = np.linalg.norm(cube.linvel), np.linalg.norm(cube.angvel)
+        speed, spin = _norm(cube.linvel), _norm(cube.angvel)
         resting = self.at_rest_on_slab(cube.pos, speed, spin)
         self._rest_time = self._rest_time + self.dt if resting else 0.0
         success = self._rest_time >= REST_TIME - 1e-9
         failure = self.detect_failure(cube.pos, speed)
         dt = self.dt
         terms = {
-            "position": -5.0 * np.linalg.norm(self._observation[0:3]) * dt,
+            "position": -5.0 * _norm(self._observation[0:3]) * dt,
             "velocity": -0.1 * speed * dt,
             "thrust": -0.05 * float(action @ action) * dt,
             "impact": -0.5 * sum(v * v for v in self._impact_speeds("cube")),
@@ -161,7 +169,8 @@ class CubeDropEnv(MechEnv):
 
     # ----------------------------------------------------------------- task geometry
     def _inside_footprint(self, pos: np.ndarray) -> bool:
-        return bool(np.all(np.abs(pos[:2] - self.slab_centre) < self.slab_half))
+        x, y, half_x, half_y = self._footprint
+        return bool(abs(pos[0] - x) < half_x and abs(pos[1] - y) < half_y)
 
     def _slab_side(self, pos: np.ndarray) -> int:
         """+1 above the slab's mid-plane inside its footprint, -1 below it there, 0 outside the footprint."""

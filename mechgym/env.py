@@ -156,6 +156,11 @@ class MechEnv(gym.Env[np.ndarray, np.ndarray], ABC):
         self._apply_action(action)
         return action
 
+    def act_clipped(self, action: np.ndarray) -> None:
+        """Write an action that its caller has checked and clipped (float64, shape and values as ``act``
+        leaves them) into the controls: a vector env checks all its episodes' actions at once."""
+        self._apply_action(action)
+
     def advance_physics(self) -> str | None:
         """Run the control period's physics steps; the simulator's failure message, or None."""
         try:

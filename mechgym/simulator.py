@@ -21,7 +21,8 @@ from .scene import name_of
 @dataclass(frozen=True)
 class BodyState:
     """Pose and velocity of a body frame: pos (m), quat (w, x, y, z), linvel (m/s) of the frame's
-    origin and angvel (rad/s), all in the world frame."""
+    origin and angvel (rad/s), all in the world frame. The arrays are read-only (``Simulator.body`` hands the
+    same reading to every caller until the state changes): copy one to change it."""
 
     pos: np.ndarray
     quat: np.ndarray
@@ -137,6 +138,9 @@ class Simulator(ABC):
         self._windows: list[ForceWindow] = []
         self._events: list[Event] = []
         self._failure: str | None = None
+        # Readings of the current state, each computed once (body states by name; a backend's own), emptied
+        # whenever the state changes (step, reset, set_state): a task reads the same bodies several times a step.
+        self._now: dict[Any, Any] = {}
 
     # ----------------------------------------------------------------- time and stepping
     @property
@@ -163,6 +167,7 @@ class Simulator(ABC):
         if not np.isfinite(ctrl).all():
             bad = [self._actuator_name(i) for i in np.flatnonzero(~np.isfinite(ctrl))]
             raise ValueError(f"ctrl holds non-finite values for actuators {bad}")
+        self._now.clear()
         self._advance(int(n))
 
     def _fail(self, message: str) -> None:
@@ -212,8 +217,15 @@ class Simulator(ABC):
 
     # ----------------------------------------------------------------- observations
     def body(self, name: str) -> BodyState:
-        """World-frame pose and velocity of a named body's frame."""
-        return self._body_state(self.body_id(name))
+        """World-frame pose and velocity of a named body's frame (read-only arrays)."""
+        key = ("body", name)
+        state = self._now.get(key) if isinstance(name, str) else None
+        if state is None:
+            state = self._body_state(self.body_id(name))
+            for array in (state.pos, state.quat, state.linvel, state.angvel):
+                array.setflags(write=False)
+            self._now[key] = state
+        return state
 
     @property
     def events(self) -> list[Event]:
@@ -229,6 +241,7 @@ class Simulator(ABC):
         """Restore a state from ``get_state``; the continuation then repeats bit for bit."""
         if not isinstance(state, SimState) or state.backend != self.backend_name:
             raise ValueError(f"set_state needs a SimState from a {self.backend_name!r} simulator")
+        self._now.clear()
         self._restore_physics(state.physics)
         self._step_count = state.step_count
         self._windows = list(state.windows)
@@ -250,6 +263,7 @@ class Simulator(ABC):
             _initial_vector("ctrl", ctrl, model.key_ctrl[0] if keyed else np.zeros(model.nu), model.nu),
         )
         _normalise_quaternions(model, start[0])
+        self._now.clear()
         self._step_count = 0
         self._windows = []
         self._events = []

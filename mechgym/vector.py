@@ -4,9 +4,10 @@
 builds it; the other keywords are the task's (``backend``, ``physics_dt``, ``decimation``, ...) plus
 ``autoreset_mode`` and ``threads``. Each of the N sub-environments is the task's own ``MechEnv`` with its own
 simulator; a vector step checks and applies every action first (a bad action raises before any physics
-runs), then runs the control period's physics of all the episodes on ``threads`` threads (the in-house
-engine's kernels release the GIL, so its worlds advance on all the cores at once; MuJoCo's backend steps in
-Python between ``mj_step`` calls and gains less), then evaluates each step. Results are exactly those of
+runs), then runs each episode's control period of physics and evaluates its step, the episodes shared out
+among ``threads`` threads (the in-house engine's kernels release the GIL, so its worlds advance on all the
+cores at once, and one thread's evaluation, Python, overlaps the others' physics; MuJoCo's backend steps in
+Python between ``mj_step`` calls and gains less). Results are exactly those of
 Gymnasium's ``SyncVectorEnv`` over the same single envs: the same observations, rewards, ends and infos, bit
 for bit, for every autoreset mode (``NEXT_STEP``, the default; ``SAME_STEP``, with ``info["final_obs"]`` and
 ``info["final_info"]``; ``DISABLED``, with ``options={"reset_mask": mask}``).
@@ -100,12 +101,12 @@ class MechVectorEnv(VectorEnv):
                   and mask.any()):
             raise ValueError(f"options['reset_mask'] must be a bool array of shape ({self.num_envs},) with at "
                              f"least one True, got {mask!r}")
-        infos: dict[str, Any] = {}
+        infos: list[tuple[int, dict[str, Any]]] = []
         for i in np.flatnonzero(mask):
             self._observations[i], info = self.envs[i].reset(seed=seeds[i], options=options or None)
-            infos = self._add_info(infos, info, i)
+            infos.append((i, info))
         self._ended[mask] = False
-        return self._observations.copy(), infos
+        return self._observations.copy(), self._batched(infos)
 
     def step(self, actions):
         actions = np.asarray(actions, dtype=np.float64)
@@ -121,37 +122,76 @@ class MechVectorEnv(VectorEnv):
         rewards = np.zeros(self.num_envs)
         terminations = np.zeros(self.num_envs, dtype=bool)
         truncations = np.zeros(self.num_envs, dtype=bool)
-        infos: dict[str, Any] = {}
+        infos: list[tuple[int, dict[str, Any]]] = []
         for i, env in enumerate(self.envs):
             if i not in transitions:  # NEXT_STEP: the episode ended at the last step; this step resets it
                 self._observations[i], info = env.reset()
             else:
                 self._observations[i], rewards[i], terminations[i], truncations[i], info = transitions[i]
                 if self.autoreset_mode == AutoresetMode.SAME_STEP and (terminations[i] or truncations[i]):
-                    infos = self._add_info(infos, {"final_obs": self._observations[i].copy(), "final_info": info}, i)
+                    infos.append((i, {"final_obs": self._observations[i].copy(), "final_info": info}))
                     self._observations[i], info = env.reset()
-            infos = self._add_info(infos, info, i)
+            infos.append((i, info))
         self._ended = terminations | truncations
-        return self._observations.copy(), rewards, terminations, truncations, infos
+        return self._observations.copy(), rewards, terminations, truncations, self._batched(infos)
 
     def step_each(self, actions: np.ndarray, episodes: Sequence[int]) -> list[Transition]:
         """Step the listed episodes with their actions (one row each), no autoreset: their single envs'
         ``step`` results, in order. A non-finite action raises before any episode's controls change."""
         actions = np.asarray(actions, dtype=np.float64)
+        if actions.shape != (len(episodes), *self.single_action_space.shape):
+            raise ValueError(f"actions must have shape {(len(episodes), *self.single_action_space.shape)} (one row "
+                             f"per episode listed), got {actions.shape}")
         bad = np.argwhere(~np.isfinite(actions))
         if bad.size:
             row, column = bad[0]
             raise ValueError(f"actions[{episodes[row]}, {column}] is {actions[row, column]}; actions must be "
                              "finite numbers in [-1, 1]")
         envs = [self.envs[i] for i in episodes]
-        clipped = [env.act(action) for env, action in zip(envs, actions, strict=True)]
+        clipped = np.clip(actions, -1.0, 1.0)  # (what each env's act() would make of its row)
+        for env, action in zip(envs, clipped, strict=True):
+            env.act_clipped(action)
+        work = list(zip(envs, clipped, strict=True))
         if self._pool is None or len(envs) < 2:
-            errors = _advance_share(envs)
-        else:  # each thread runs a contiguous share of the episodes: one task per thread, not per episode
-            bounds = np.linspace(0, len(envs), min(self.threads, len(envs)) + 1).round().astype(int)
-            shares = [envs[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-            errors = [e for share in self._pool.map(_advance_share, shares) for e in share]
-        return [env.conclude(action, err) for env, action, err in zip(envs, clipped, errors, strict=True)]
+            return _step_share(work)
+        # Each thread steps a contiguous share of the episodes (one task per thread, not per episode), each
+        # episode's physics then its evaluation: one thread's evaluation (Python, holding the GIL) runs while
+        # the others' physics (compiled, without the GIL) goes on.
+        bounds = np.linspace(0, len(envs), min(self.threads, len(envs)) + 1).round().astype(int)
+        shares = [work[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+        return [transition for share in self._pool.map(_step_share, shares) for transition in share]
+
+    def _batched(self, infos: list[tuple[int, dict[str, Any]]]) -> dict[str, Any]:
+        """The vector info of the episodes' infos, (episode, info) in order: what Gymnasium's ``_add_info``
+        makes of them one by one (per key an array over the episodes, of the type of the key's first value, and
+        its mask ``_key``; a dict value batched likewise; ``final_obs`` an object array), built key by key."""
+        values: dict[str, list[tuple[int, Any]]] = {}
+        for i, info in infos:
+            for key, value in info.items():
+                values.setdefault(key, []).append((i, value))
+        batched: dict[str, Any] = {}
+        for key, entries in values.items():
+            first, episodes = entries[0][1], [i for i, _ in entries]
+            if key != "final_obs" and isinstance(first, dict):
+                batched[key] = self._batched(entries)
+            else:
+                if key == "final_obs" or not (type(first) in (int, float, bool) or isinstance(first, np.number
+                                                                                          | np.ndarray)):
+                    array = np.full(self.num_envs, None, dtype=object)
+                elif isinstance(first, np.ndarray):
+                    array = np.zeros((self.num_envs, *first.shape), dtype=first.dtype)
+                else:
+                    array = np.zeros(self.num_envs, dtype=type(first))
+                if array.dtype == object:  # (element by element: an array value must stay one element)
+                    for i, value in entries:
+                        array[i] = value
+                else:
+                    array[episodes] = [value for _, value in entries]
+                batched[key] = array
+            mask = np.zeros(self.num_envs, dtype=np.bool_)
+            mask[episodes] = True
+            batched[f"_{key}"] = mask
+        return batched
 
     def render(self) -> tuple[Any, ...] | None:
         return tuple(env.render() for env in self.envs) if self.render_mode is not None else None
@@ -164,6 +204,8 @@ class MechVectorEnv(VectorEnv):
             self._pool = None
 
 
-def _advance_share(envs: list[MechEnv]) -> list[str | None]:
-    return [env.advance_physics() for env in envs]
+def _step_share(work: list[tuple[MechEnv, np.ndarray]]) -> list[Transition]:
+    """The transitions of the (episode, clipped action) pairs whose actions are applied: physics, then
+    evaluation, one episode after the other."""
+    return [env.conclude(action, env.advance_physics()) for env, action in work]
 

@@ -224,3 +224,19 @@ def test_a_confinement_runs_in_the_native_vector_env():
     with pytest.raises(SceneError) as refused:
         ConfinedPuck(backend="mujoco")
     assert refused.value.code == "confinement.unsupported-backend"
+
+
+def test_infos_are_batched_as_gymnasiums_add_info_batches_them_one_by_one():
+    native = gym.make_vec("mechgym/CubeDrop-v0", num_envs=4, backend="mujoco").unwrapped
+    infos = [
+        (2, {"failure": None, "time": 0.5, "steps": 3, "flag": np.bool_(True), "speed": np.float32(2.5),
+             "vector": np.array([1.0, 2.0]), "final_obs": np.arange(3.0), "final_info": {"error": "x", "time": 1.0}}),
+        (0, {"failure": "floor", "time": 1, "steps": 4.5, "flag": False, "speed": np.float32(-1.0),
+             "vector": np.array([3.0, 4.0]), "only": "here"}),
+        (3, {"failure": None, "time": True, "final_obs": np.arange(2.0), "final_info": {"time": 2.0}}),
+        (2, {"failure": "tunnelled", "later": 7}),
+    ]
+    expected: dict = {}
+    for i, info in infos:
+        expected = native._add_info(expected, info, i)
+    assert_same(native._batched(infos), expected)

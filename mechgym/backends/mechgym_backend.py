@@ -92,6 +92,10 @@ class MechgymSimulator(Simulator):
         self._status = np.zeros((1, 3), dtype=np.int64)
         self._frames = np.empty((self.engine.mj_body.size, FRAME_SIZE))  # scratch for body()
         self._vectors, self._grad = np.zeros((8, 3)), np.zeros(12)  # scratch for store_coordinates
+        self._turns = np.empty_like(self._state.turns[0])  # scratch for store_coordinates
+        # the readers Python calls each control step, without the dispatcher's per-call typing (physics.dispatch)
+        self._derive_frame, self._store_generalized = Direct(derive_frame), Direct(store_generalized)
+        self._store_coordinates = Direct(store_coordinates)
         bodies = self.engine.mj_body.size
         self._capacity = max(CONTACTS, CONTACTS_PER_BODY * bodies)
         self._pairs = max(PAIRS, PAIRS_PER_GEOM * model.ngeom)
@@ -163,22 +167,26 @@ class MechgymSimulator(Simulator):
     # ----------------------------------------------------------------- observations
     @property
     def qpos(self) -> np.ndarray:
-        qpos, _ = self._generalized()
-        return qpos
+        return self._generalized()[0].copy()
 
     @property
     def qvel(self) -> np.ndarray:
-        _, qvel = self._generalized()
-        return qvel
+        return self._generalized()[1].copy()
 
     def _generalized(self) -> tuple[np.ndarray, np.ndarray]:
-        engine = self.engine
-        qpos, qvel = np.zeros(engine.nq), np.zeros(engine.nv)
-        store_generalized(engine.bodies, engine.free, engine.qposadr, engine.dofadr, self._state, 0, qpos, qvel)
-        # a copy of the turns: reading the coordinates never changes the state
-        store_coordinates(engine.linkage.coordinates, engine.bodies, self._state, 0, self._state.turns[0].copy(),
-                          self._vectors, self._grad, qpos, qvel)
-        return qpos, qvel
+        """(qpos, qvel) of the current state, converted once per state (a task reads both every control step)."""
+        generalized = self._now.get("generalized")
+        if generalized is None:
+            engine = self.engine
+            qpos, qvel = np.zeros(engine.nq), np.zeros(engine.nv)
+            self._store_generalized(engine.bodies, engine.free, engine.qposadr, engine.dofadr, self._state, 0, qpos,
+                                    qvel)
+            # on a copy of the turns: reading the coordinates never changes the state
+            self._turns[:] = self._state.turns[0]
+            self._store_coordinates(engine.linkage.coordinates, engine.bodies, self._state, 0, self._turns,
+                                    self._vectors, self._grad, qpos, qvel)
+            generalized = self._now["generalized"] = qpos, qvel
+        return generalized
 
     def _ctrl_array(self) -> np.ndarray:
         return self._ctrl[0]
@@ -188,7 +196,7 @@ class MechgymSimulator(Simulator):
         if index < 0:
             return BodyState(self.engine.static_pos[body].copy(), self.engine.static_quat[body].copy(),
                              np.zeros(3), np.zeros(3))
-        derive_frame(self.engine.bodies, self._state, 0, index, self._frames)
+        self._derive_frame(self.engine.bodies, self._state, 0, index, self._frames)
         frame = self._frames[index].copy()
         return BodyState(self._state.com[0, index] + frame[OFFSET:OFFSET + 3], frame[BODY_QUAT:BODY_QUAT + 4],
                          frame[ORIGIN_VEL:ORIGIN_VEL + 3], frame[OMEGA:OMEGA + 3])

@@ -20,11 +20,8 @@ from ..scene import CONFINEMENT_PREFIX, confinement_names
 from ..simulator import BodyState, Contact, Event, Simulator
 
 _STATE = mujoco.mjtState.mjSTATE_INTEGRATION
-_DIVERGENCE_WARNINGS = (
-    mujoco.mjtWarning.mjWARN_BADQPOS,
-    mujoco.mjtWarning.mjWARN_BADQVEL,
-    mujoco.mjtWarning.mjWARN_BADQACC,
-)
+_DIVERGENCE_WARNINGS = tuple(int(w) for w in (mujoco.mjtWarning.mjWARN_BADQPOS, mujoco.mjtWarning.mjWARN_BADQVEL,
+                                               mujoco.mjtWarning.mjWARN_BADQACC))
 
 
 class MujocoSimulator(Simulator):
@@ -39,6 +36,8 @@ class MujocoSimulator(Simulator):
         super().__init__(model, dt)
         self.data = mujoco.MjData(model)
         self._touching: frozenset[tuple[int, int]] = frozenset()
+        self._touching_geoms: bytes | None = None  # data.contact.geom's bytes when _touching was taken
+        self._forces_loaded = False  # xfrc_applied holds a window's share
         self._derived_current = False
         self.reset()
 
@@ -48,7 +47,7 @@ class MujocoSimulator(Simulator):
         warned = self._divergence_count()
         for _ in range(n):
             t0 = self._step_count * dt
-            if self._windows or data.xfrc_applied.any():
+            if self._windows or self._forces_loaded:
                 self._load_windows(t0, t0 + dt)
             step(model, data)
             self._step_count += 1
@@ -61,23 +60,30 @@ class MujocoSimulator(Simulator):
             self._fail("MuJoCo's state became non-finite or unstable (MuJoCo reset its data)")
 
     def _divergence_count(self) -> int:
-        return sum(self.data.warning[w].number for w in _DIVERGENCE_WARNINGS)
+        numbers = self.data.warning.number.tolist()
+        return sum(numbers[w] for w in _DIVERGENCE_WARNINGS)
 
     def _load_windows(self, t0: float, t1: float) -> None:
         """Average every window over [t0, t1) into ``xfrc_applied``; drop windows already over."""
         xfrc = self.data.xfrc_applied
         xfrc[:] = 0.0
+        self._forces_loaded = False
         for window in self._windows:
             share = window.overlap(t0, t1) / (t1 - t0)
             if share > 0.0:
                 xfrc[window.body, :3] += share * window.force
                 xfrc[window.body, 3:] += share * window.torque
+                self._forces_loaded = True
         self._windows = [w for w in self._windows if w.stop > t1]
 
     def _record_impacts(self, t0: float) -> None:
         """After ``mj_step`` the contacts and velocities in ``data`` are those of the step's start."""
         contact = self.data.contact
-        pairs = frozenset(tuple(sorted(g)) for g in contact.geom[: self.data.ncon].tolist())
+        geoms = contact.geom[: self.data.ncon]
+        if geoms.tobytes() == self._touching_geoms:  # the same contacts as the last step's: no new pair
+            return
+        self._touching_geoms = geoms.tobytes()
+        pairs = frozenset((a, b) if a < b else (b, a) for a, b in geoms.tolist())
         for pair in sorted(pairs - self._touching):
             index = [i for i in range(self.data.ncon) if tuple(sorted(contact.geom[i])) == pair]
             speed = max(self._approach_speed(i) for i in index)
@@ -97,9 +103,10 @@ class MujocoSimulator(Simulator):
         return float(-relative @ normal)
 
     def _point_velocity(self, body: int, point: np.ndarray) -> np.ndarray:
-        velocity = np.zeros(6)
+        velocity, turning = np.zeros(6), np.empty(3)
         mujoco.mj_objectVelocity(self.model, self.data, mujoco.mjtObj.mjOBJ_XBODY, body, velocity, 0)
-        return velocity[3:] + np.cross(velocity[:3], point - self.data.xpos[body])
+        mujoco.mju_cross(turning, velocity[:3], point - self.data.xpos[body])
+        return velocity[3:] + turning
 
     def _derived(self) -> mujoco.MjData:
         """``data`` with positions, velocities, contacts and forces computed for the current state.
@@ -162,7 +169,8 @@ class MujocoSimulator(Simulator):
     def _restore_physics(self, physics) -> None:
         state, touching = physics
         mujoco.mj_setState(self.model, self.data, state, _STATE)
-        self._touching = touching
+        self._touching, self._touching_geoms = touching, None
+        self._forces_loaded = bool(self.data.xfrc_applied.any())
         self._derived_current = False
 
     def _reset_physics(self, qpos: np.ndarray, qvel: np.ndarray, ctrl: np.ndarray) -> None:
@@ -171,5 +179,6 @@ class MujocoSimulator(Simulator):
         else:
             mujoco.mj_resetData(self.model, self.data)
         self.data.qpos[:], self.data.qvel[:], self.data.ctrl[:] = qpos, qvel, ctrl
-        self._touching = frozenset()
+        self._touching, self._touching_geoms = frozenset(), None
+        self._forces_loaded = False
         self._derived_current = False

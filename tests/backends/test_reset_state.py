@@ -61,3 +61,37 @@ def test_bad_initial_states_are_refused_by_name(backend):
         sim.reset(ctrl=[0, 0])
     with pytest.raises(ValueError, match=r"qpos\[3:7\], the quaternion of joint 'cube_free', is zero"):
         sim.reset(qpos=[0, 0, 1, 0, 0, 0, 0])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_readings_follow_every_change_of_state_and_cannot_change_it(backend):
+    # Each state is converted once (qpos, qvel, body states), however often it is read: every reading must
+    # still follow a step, set_state or reset, and no caller can change what the next one reads.
+    sim = mechgym.load("slider_crank", backend=backend, dt=1e-4)
+    start = sim.get_state()
+
+    def readings():
+        slider = sim.body("slider")
+        return sim.qpos, sim.qvel, np.concatenate((slider.pos, slider.quat, slider.linvel, slider.angvel))
+
+    first = readings()
+    sim.qpos[:] = 7.0  # qpos and qvel are the caller's copies
+    sim.qvel[:] = 7.0
+    with pytest.raises(ValueError, match="read-only"):
+        sim.body("slider").pos[0] = 7.0
+    for now, then in zip(readings(), first, strict=True):
+        np.testing.assert_array_equal(now, then)
+    sim.step(5)
+    moved = readings()
+    for now, then in zip(moved, first, strict=True):
+        assert not np.array_equal(now, then)
+    sim.set_state(start)
+    for now, then in zip(readings(), first, strict=True):
+        np.testing.assert_array_equal(now, then)
+    sim.step(5)
+    for now, then in zip(readings(), moved, strict=True):
+        np.testing.assert_array_equal(now, then)
+    sim.reset(qpos=[0.005, -0.003, 0.002], qvel=[0.0, 0.0, 0.0])
+    np.testing.assert_allclose(sim.qpos, [0.005, -0.003, 0.002], atol=1e-12)
+    np.testing.assert_array_equal(sim.qvel, np.zeros(3))
+    assert not np.array_equal(readings()[2], moved[2])
