@@ -141,6 +141,7 @@ class Simulator(ABC):
         # Readings of the current state, each computed once (body states by name; a backend's own), emptied
         # whenever the state changes (step, reset, set_state): a task reads the same bodies several times a step.
         self._now: dict[Any, Any] = {}
+        self._geom_names = [name_of(model, mujoco.mjtObj.mjOBJ_GEOM, g) for g in range(model.ngeom)]
 
     # ----------------------------------------------------------------- time and stepping
     @property
@@ -210,7 +211,7 @@ class Simulator(ABC):
         return index
 
     def geom_name(self, index: int) -> str:
-        return name_of(self.model, mujoco.mjtObj.mjOBJ_GEOM, index)
+        return self._geom_names[index]
 
     def _actuator_name(self, index: int) -> str:
         return name_of(self.model, mujoco.mjtObj.mjOBJ_ACTUATOR, index)

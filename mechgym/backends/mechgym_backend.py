@@ -93,6 +93,7 @@ class MechgymSimulator(Simulator):
         self._frames = np.empty((self.engine.mj_body.size, FRAME_SIZE))  # scratch for body()
         self._vectors, self._grad = np.zeros((8, 3)), np.zeros(12)  # scratch for store_coordinates
         self._turns = np.empty_like(self._state.turns[0])  # scratch for store_coordinates
+        self._qpos, self._qvel = np.zeros(self.engine.nq), np.zeros(self.engine.nv)  # scratch for _generalized
         # the readers Python calls each control step, without the dispatcher's per-call typing (physics.dispatch)
         self._derive_frame, self._store_generalized = Direct(derive_frame), Direct(store_generalized)
         self._store_coordinates = Direct(store_coordinates)
@@ -178,14 +179,15 @@ class MechgymSimulator(Simulator):
         generalized = self._now.get("generalized")
         if generalized is None:
             engine = self.engine
-            qpos, qvel = np.zeros(engine.nq), np.zeros(engine.nv)
+            qpos, qvel = self._qpos, self._qvel
+            qpos[:], qvel[:] = 0.0, 0.0
             self._store_generalized(engine.bodies, engine.free, engine.qposadr, engine.dofadr, self._state, 0, qpos,
                                     qvel)
             # on a copy of the turns: reading the coordinates never changes the state
             self._turns[:] = self._state.turns[0]
             self._store_coordinates(engine.linkage.coordinates, engine.bodies, self._state, 0, self._turns,
                                     self._vectors, self._grad, qpos, qvel)
-            generalized = self._now["generalized"] = qpos, qvel
+            generalized = self._now["generalized"] = qpos.copy(), qvel.copy()
         return generalized
 
     def _ctrl_array(self) -> np.ndarray:

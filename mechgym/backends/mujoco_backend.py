@@ -151,12 +151,13 @@ class MujocoSimulator(Simulator):
         data = self._derived()
         result = []
         wrench = np.zeros(6)
-        for i in range(data.ncon):
+        contact = data.contact
+        frames, points = contact.frame.reshape(-1, 3, 3), contact.pos
+        for i, (g1, g2) in enumerate(contact.geom[: data.ncon].tolist()):
             mujoco.mj_contactForce(self.model, data, i, wrench)
-            frame = data.contact.frame[i].reshape(3, 3)
-            g1, g2 = data.contact.geom[i]
-            result.append(Contact(self.geom_name(g1), self.geom_name(g2), data.contact.pos[i].copy(),
-                                  frame[0].copy(), float(wrench[0]), wrench[1] * frame[1] + wrench[2] * frame[2]))
+            frame = frames[i]
+            result.append(Contact(self.geom_name(g1), self.geom_name(g2), points[i].copy(), frame[0].copy(),
+                                  float(wrench[0]), wrench[1] * frame[1] + wrench[2] * frame[2]))
         return result
 
     # ----------------------------------------------------------------- state
