@@ -50,6 +50,8 @@ def write_perf_map() -> int:
     engine = cpu_target.target_context.codegen()._engine
     addresses = sorted((address, name) for name in engine._defined_symbols
                        if (address := engine._ee.get_function_address(name)))
+    if not addresses:
+        raise SystemExit("numba holds no compiled function to map (is NUMBA_DISABLE_JIT set?)")
     with open(f"/tmp/perf-{os.getpid()}.map", "w") as out:
         for (address, name), (following, _) in zip(addresses, [*addresses[1:], (addresses[-1][0] + 4096, "")],
                                                     strict=True):
