@@ -78,17 +78,18 @@ class MujocoSimulator(Simulator):
 
     def _record_impacts(self, t0: float) -> None:
         """After ``mj_step`` the contacts and velocities in ``data`` are those of the step's start."""
-        contact = self.data.contact
-        geoms = contact.geom[: self.data.ncon]
-        if geoms.tobytes() == self._touching_geoms:  # the same contacts as the last step's: no new pair
+        geoms = self.data.contact.geom[: self.data.ncon]
+        seen = geoms.tobytes()
+        if seen == self._touching_geoms:  # the same contacts as the last step's: no new pair
             return
-        self._touching_geoms = geoms.tobytes()
-        pairs = frozenset((a, b) if a < b else (b, a) for a, b in geoms.tolist())
+        self._touching_geoms = seen
+        ordered = [(a, b) if a < b else (b, a) for a, b in geoms.tolist()]  # each contact's pair, smaller geom first
+        pairs = frozenset(ordered)
         for pair in sorted(pairs - self._touching):
-            index = [i for i in range(self.data.ncon) if tuple(sorted(contact.geom[i])) == pair]
+            index = [i for i, other in enumerate(ordered) if other == pair]
             speed = max(self._approach_speed(i) for i in index)
             if speed > 0.0:
-                first = contact.geom[index[0]]
+                first = geoms[index[0]]
                 self._events.append(Event(t0, self.geom_name(first[0]), self.geom_name(first[1]), speed))
         self._touching = pairs
 
