@@ -163,7 +163,12 @@ def join_rows(rows, bodies, state, world, gradient, joined, a, b, directions, co
     """For the first ``count`` rows of ``directions`` (a contact's normal and tangents, (3, 12)) on bodies (a, b):
     response[k] = A^{-1} y_k with y_k = G W J_k^T, and the equality rows' share taken off their free-body
     couplings: coupling[j, k] -= y_j . A^{-1} y_k (``coupling`` holds J_j W J_k^T on entry). A row the joints
-    block (joined coupling below BLOCKED times the free one) gets a zero row and column."""
+    block (joined coupling below BLOCKED times the free one) gets a zero row and column. A contact on bodies that
+    no row acts on has y = 0: its response is zero and its coupling the free one, without a solve."""
+    if not touches_rows(rows, a, b):
+        for k in range(count):
+            response[k, :] = 0.0
+        return
     y = joined.y
     for k in range(count):
         for r in range(rows.kind.size):
@@ -187,6 +192,16 @@ def join_rows(rows, bodies, state, world, gradient, joined, a, b, directions, co
             for k in range(count):
                 coupling[j, k] = 0.0
                 coupling[k, j] = 0.0
+
+
+@kernel
+def touches_rows(rows, a, b):
+    """Whether a row acts on body ``a`` or ``b`` (engine body indices, -1 for static geometry)."""
+    for r in range(rows.kind.size):
+        for body in (rows.body_a[r], rows.body_b[r]):
+            if body >= 0 and (body == a or body == b):
+                return True
+    return False
 
 
 @kernel
