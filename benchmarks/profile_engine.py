@@ -1,6 +1,7 @@
 """Where the engine's time goes: a per-function profile of one scene of ``bench_engine.py``, by Linux ``perf``.
 
     python benchmarks/profile_engine.py "double pendulum" [--steps N] [--top K]
+    python benchmarks/profile_engine.py "gripper lifting its card" --steps 2000
 
 Runs the scene's physics (``N`` steps in one ``sim.step`` call, after a warm-up that compiles or loads the
 kernels) under ``perf record`` and prints the engine's functions by their share of the samples taken inside
@@ -28,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_engine  # noqa: E402
 
 _CHILD = "_MECHGYM_PROFILE_CHILD"  # set in the process that perf records
+LIFT = "gripper lifting its card"  # bench_engine's lift (one sim.step(1) per step, its Python included)
 
 
 def _label(symbol: str) -> str:
@@ -63,11 +65,17 @@ def run_scene(name: str, steps: int) -> None:
     """The recorded process: warm up, map the compiled code, then step."""
     import mechgym
 
-    sim = mechgym.load(bench_engine.spec_of(name), backend="mechgym", dt=bench_engine.DT.get(name, 1e-3))
-    sim.step(10)  # (as bench_engine: from the scene's keyframe)
-    write_perf_map()
-    start = time.perf_counter()
-    sim.step(steps)
+    if name == LIFT:
+        sim = bench_engine.squeezing_gripper("mechgym")
+        write_perf_map()
+        start = time.perf_counter()
+        bench_engine.lift(sim, steps)
+    else:
+        sim = mechgym.load(bench_engine.spec_of(name), backend="mechgym", dt=bench_engine.DT.get(name, 1e-3))
+        sim.step(10)  # (as bench_engine: from the scene's keyframe)
+        write_perf_map()
+        start = time.perf_counter()
+        sim.step(steps)
     print(f"{name}: {1e6 * (time.perf_counter() - start) / steps:.2f} µs per step over {steps} steps", flush=True)
 
 
@@ -90,7 +98,7 @@ def report(data: Path, top: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("scene", choices=list(bench_engine.SCENES), help="a scene of bench_engine.py")
+    parser.add_argument("scene", choices=[*bench_engine.SCENES, LIFT], help="a scene of bench_engine.py")
     parser.add_argument("--steps", type=int, default=200_000, help="physics steps recorded")
     parser.add_argument("--top", type=int, default=25, help="functions printed")
     args = parser.parse_args()

@@ -52,14 +52,14 @@ def cholesky_solve(factor, n, b):
 
 
 @kernel
-def eliminate(a, b, n, rows, cols, x):
-    """x[:n] solving a[:n, :n] x = b[:n] by Gaussian elimination with full pivoting (a and b are overwritten;
-    rows, cols: (n,) int64 scratch); the unknowns of dependent equations (pivot below DEPENDENT times the largest
-    |a|) are 0. Returns the rank."""
+def eliminate(a, b, n, order, x):
+    """x[:n] solving a[:n, :n] x = b[:n] by Gaussian elimination with full pivoting; the unknowns of dependent
+    equations (pivot below DEPENDENT times the largest |a|) are 0. Returns the rank. a and b are overwritten: each
+    pivot's row and column are swapped into place (rows and columns stay contiguous for the elimination's inner
+    loop), and ``order`` ((n,) int64 scratch) keeps which unknown each column holds."""
     scale = 0.0
     for i in range(n):
-        rows[i] = i
-        cols[i] = i
+        order[i] = i
         x[i] = 0.0
         for j in range(n):
             scale = max(scale, abs(a[i, j]))
@@ -68,26 +68,32 @@ def eliminate(a, b, n, rows, cols, x):
         best, bi, bj = 0.0, k, k
         for i in range(k, n):
             for j in range(k, n):
-                if abs(a[rows[i], cols[j]]) > best:
-                    best, bi, bj = abs(a[rows[i], cols[j]]), i, j
+                if abs(a[i, j]) > best:
+                    best, bi, bj = abs(a[i, j]), i, j
         if not best > DEPENDENT * scale:
             rank = k
             break
-        rows[k], rows[bi] = rows[bi], rows[k]
-        cols[k], cols[bj] = cols[bj], cols[k]
-        pivot = a[rows[k], cols[k]]
+        if bi != k:
+            for j in range(n):
+                a[k, j], a[bi, j] = a[bi, j], a[k, j]
+            b[k], b[bi] = b[bi], b[k]
+        if bj != k:
+            for i in range(n):
+                a[i, k], a[i, bj] = a[i, bj], a[i, k]
+            order[k], order[bj] = order[bj], order[k]
+        pivot = a[k, k]
         for i in range(k + 1, n):
-            factor = a[rows[i], cols[k]] / pivot
+            factor = a[i, k] / pivot
             if factor == 0.0:
                 continue
             for j in range(k + 1, n):
-                a[rows[i], cols[j]] -= factor * a[rows[k], cols[j]]
-            b[rows[i]] -= factor * b[rows[k]]
+                a[i, j] -= factor * a[k, j]
+            b[i] -= factor * b[k]
     for k in range(rank - 1, -1, -1):
-        total = b[rows[k]]
+        total = b[k]
         for j in range(k + 1, rank):
-            total -= a[rows[k], cols[j]] * x[cols[j]]
-        x[cols[k]] = total / a[rows[k], cols[k]]
+            total -= a[k, j] * x[order[j]]
+        x[order[k]] = total / a[k, k]
     return rank
 
 
@@ -174,7 +180,7 @@ def proximal_lcp(a, n, q, z, member, vectors, factor, indices, tolerance, open_s
                 free[m] = i
                 m += 1
         for _ in range(m + 1):
-            _free_set_trial(a, n, q, z, free, m, factor, shifted, indices[0], member, change, trial)
+            _free_set_trial(a, n, q, z, free, m, factor, shifted, indices[0], change, trial)
             if _complementary(a, n, q, trial, tolerance, open_slack):
                 for i in range(n):
                     z[i] = trial[i]
@@ -192,10 +198,10 @@ def proximal_lcp(a, n, q, z, member, vectors, factor, indices, tolerance, open_s
 
 
 @kernel
-def _free_set_trial(a, n, q, z, free, m, factor, rhs, rows, cols, change, trial):
+def _free_set_trial(a, n, q, z, free, m, factor, rhs, order, change, trial):
     """trial = z on the set free[:m] plus the change that solves the set's equations (a trial + q)_i = 0 there
     (``eliminate``: the unknowns of dependent equations keep their value), 0 off the set. ``factor``, ``rhs``,
-    ``rows``, ``cols``, ``change``: scratch."""
+    ``order``, ``change``: scratch."""
     for e in range(m):
         r = free[e]
         value = q[r]
@@ -204,7 +210,7 @@ def _free_set_trial(a, n, q, z, free, m, factor, rhs, rows, cols, change, trial)
         rhs[e] = -value
         for f in range(m):
             factor[e, f] = a[r, free[f]]
-    eliminate(factor, rhs, m, rows, cols, change)
+    eliminate(factor, rhs, m, order, change)
     for i in range(n):
         trial[i] = 0.0
     for e in range(m):

@@ -232,7 +232,7 @@ def _solve_candidate(contacts, scratch, m, n):
         rhs[e] = -rate[r]
         for f in range(n):
             system[e, f] = _column(contacts, scratch, r, unknowns[f])
-    eliminate(system, rhs, n, scratch.pivots[0], scratch.pivots[1], delta)
+    eliminate(system, rhs, n, scratch.pivots[0], delta)
     for r in range(3 * m):
         rhs[r] = 0.0  # (now the impulses' change)
     for f in range(n):

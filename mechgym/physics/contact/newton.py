@@ -129,7 +129,7 @@ def _from(contacts, scratch, m, impulse, search):
             rhs[r] = -residual[r]
             merit += residual[r] * residual[r]
         reference = max(merit, DECAY * reference) if search else math.inf
-        eliminate(scratch.system, rhs, n, scratch.pivots[0], scratch.pivots[1], step)
+        eliminate(scratch.system, rhs, n, scratch.pivots[0], step)
         fraction = 1.0
         while True:
             for r in range(n):
@@ -156,9 +156,10 @@ def newton_solve(contacts, scratch, m):
     """Solve the m touching contacts' Coulomb conditions on D (``scratch.dense``) and their rates
     (``scratch.dense_rate`` at ``contacts.impulse``), from the current impulses, then from zero, each with the
     non-monotone search and then with full steps, then by Levenberg-Marquardt from the current ones (module
-    docstring). On success the solution, put onto the cones (``_onto_cones``: an open contact's P of 1e-30 N s
-    is no impulse), becomes the contacts' impulses and rates and True is returned; otherwise nothing changes. A
-    contact whose normal the joints block (D_nn = 0) leaves the solve to the sweeps."""
+    docstring). A try succeeds when its solution, put onto the cones (``_onto_cones``: an open contact's P of
+    1e-30 N s is no impulse), is still one (|F| at most NEWTON_TOLERANCE); it becomes the contacts' impulses and
+    rates and True is returned; otherwise nothing changes. A contact whose normal the joints block (D_nn = 0)
+    leaves the solve to the sweeps."""
     free, start = scratch.newton_vectors[0], scratch.newton_vectors[8]
     for c in range(m):
         if not scratch.dense[3 * c, 3 * c] > 0.0:
@@ -177,10 +178,14 @@ def newton_solve(contacts, scratch, m):
         if (_levenberg(contacts, scratch, m, impulse) if attempt == 4
                 else _from(contacts, scratch, m, impulse, attempt < 2)):
             _onto_cones(contacts, scratch, m, impulse)
-            _rates(scratch, m, impulse, scratch.newton_vectors[1])
+            rate = scratch.newton_vectors[1]
+            _rates(scratch, m, impulse, rate)
+            if _residual(contacts, scratch, m, impulse, rate, scratch.newton_vectors[2], scratch.system,
+                         False) > NEWTON_TOLERANCE:
+                continue  # (the cones moved it off the solution: 1e-13 N s along a row of D_kt / D_nn ~ 1e3)
             for r in range(3 * m):
                 contacts.impulse[scratch.dense_index[r // 3], r % 3] = impulse[r]
-                scratch.dense_rate[r] = scratch.newton_vectors[1][r]
+                scratch.dense_rate[r] = rate[r]
             return True
     return False
 

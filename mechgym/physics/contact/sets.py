@@ -194,7 +194,7 @@ class Scratch(NamedTuple):
     system_vectors: np.ndarray  # (5, 3C) their right-hand side, solution, candidate impulses and rates (the
     #                             position correction's direct step: its targets, multipliers and 3 of scratch)
     unknowns: np.ndarray  # (3C,) int64 the rows of D that are unknowns
-    pivots: np.ndarray  # (2, 3C) int64 row and column order of the elimination
+    pivots: np.ndarray  # (2, 3C) int64 scratch: the elimination's column order; the position correction's sets
     kinds: np.ndarray  # (C,) int64 each touching contact's part: open, sliding or sticking
     directions: np.ndarray  # (C, 2) a sliding point's friction direction in its tangent rows
     newton_vectors: np.ndarray  # (11, 3C) the semismooth Newton solve's free rates, iterates, residuals and steps

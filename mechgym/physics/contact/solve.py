@@ -22,7 +22,7 @@ from .joined import apply_joined, factor_rows, join_rows, touches_rows
 from .sets import MAX_SWEEPS, SLIP, UNBALANCED, VELOCITY_TOLERANCE, beside_impact
 
 SLOW_SWEEPS = 1000  # see _converge
-DENSE_AFTER = 8  # sweeps on the bodies before a solve moves to contact space (contact.dense)
+DENSE_AFTER = 2  # sweeps on the bodies before a solve moves to contact space (contact.dense)
 SLOW_VELOCITY = 1e-10  # m/s
 
 

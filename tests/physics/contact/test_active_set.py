@@ -11,8 +11,8 @@ from mechgym.physics.linalg import eliminate
 
 def _solve(a, b):
     n = b.size
-    x, rows, cols = np.zeros(n), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
-    rank = eliminate(a.copy(), b.copy(), n, rows, cols, x)
+    x, order = np.zeros(n), np.zeros(n, dtype=np.int64)
+    rank = eliminate(a.copy(), b.copy(), n, order, x)
     return rank, x
 
 
