@@ -227,8 +227,8 @@ class MechEnv(gym.Env[np.ndarray, np.ndarray], ABC):
 
     def _impact_speeds(self, geom: str) -> list[float]:
         """Speeds (m/s) of the impacts involving ``geom`` that the backend recorded since the last call."""
-        events = self.sim.events
-        new, self._events_seen = events[self._events_seen:], len(events)
+        new = self.sim.events_since(self._events_seen)
+        self._events_seen += len(new)
         return [event.speed for event in new if geom in (event.geom1, event.geom2)]
 
     def _actuator(self, name: str) -> tuple[int, float, float]:

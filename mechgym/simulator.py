@@ -233,6 +233,10 @@ class Simulator(ABC):
         """Impacts so far, in time order."""
         return list(self._events)
 
+    def events_since(self, start: int) -> list[Event]:
+        """``events[start:]`` without copying the earlier ones (a task reads the new impacts every step)."""
+        return self._events[start:]
+
     # ----------------------------------------------------------------- state
     def get_state(self) -> SimState:
         return SimState(self.backend_name, self._step_count, tuple(self._windows), tuple(self._events),
