@@ -37,7 +37,7 @@ from hypothesis import strategies as st
 
 from mechgym.physics.contact import ContactSet, Scratch
 from mechgym.physics.contact.dense import sweep_contact_space
-from mechgym.physics.contact.newton import newton_solve
+from mechgym.physics.contact.newton import NEWTON_TOLERANCE, newton_solve
 
 DATA = Path(__file__).parent / "data"
 TOLERANCE = 1e-12  # m/s: rates the solution must meet (the solve's own is 1e-12)
@@ -250,3 +250,39 @@ def test_random_contact_space_problems_are_solved(seed):
     result, impulse, solved = _engine_solve(problem)
     assert result == impulse.shape[0]
     assert coulomb_violation(solved, impulse) <= 1e-11
+
+
+def alart_curnier(problem: dict, impulse: np.ndarray) -> float:
+    """max |F| (m/s) of Alart and Curnier's equations (``contact.newton``'s module docstring) at the impulses (m, 3),
+    rho = 1 / D_nn, mu kinetic where the problem's point slides, else static."""
+    d = problem["matrix"]
+    rate = (problem["free_rate"] + d @ impulse.ravel()).reshape(-1, 3)
+    mu = np.where(problem["sliding"], problem["friction"], problem["static_friction"])
+    worst = 0.0
+    for c, (p, u) in enumerate(zip(impulse, rate, strict=True)):
+        rho = 1.0 / d[3 * c, 3 * c]
+        pushed = p[0] - rho * u[0]
+        f_n = u[0] if pushed > 0.0 else p[0] / rho
+        z = p[1:] - rho * u[1:]
+        radius = mu[c] * max(pushed, 0.0)
+        size = np.hypot(*z)
+        f_t = u[1:] if size <= radius else (p[1:] - radius * z / size) / rho
+        worst = max(worst, abs(f_n), *np.abs(f_t))
+    return worst
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.integers(0, 10**9))
+def test_what_newton_reports_solved_is_a_solution_on_the_cones(seed):
+    """From zero impulses (no sweeps before it), a set that ``newton.newton_solve`` reports solved holds impulses on
+    the cones that meet the Alart-Curnier equations to NEWTON_TOLERANCE, computed here independently. (Its
+    projection onto the cones once moved such a solution from |F| = 2.8e-14 to 9.4e-12 m/s, seed 185958375.)"""
+    problem = _random_problem(seed)
+    assume((np.diag(problem["matrix"])[0::3] > 0.0).all())
+    contacts, scratch, m = _contact_space(problem)
+    if newton_solve(contacts, scratch, m):
+        impulse = contacts.impulse[:m]
+        mu = np.where(problem["sliding"], problem["friction"], problem["static_friction"])
+        assert (impulse[:, 0] >= 0.0).all()
+        assert (np.hypot(impulse[:, 1], impulse[:, 2]) <= mu * impulse[:, 0] * (1 + 1e-12)).all()
+        assert alart_curnier(problem, impulse) <= NEWTON_TOLERANCE * (1 + 1e-6) + 1e-15
