@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import os
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -21,3 +25,23 @@ def write_atomic(path: str | Path, data: bytes | str) -> Path:
         os.fsync(handle.fileno())
     os.replace(temporary, path)
     return path
+
+
+@contextmanager
+def interrupts_deferred() -> Iterator[None]:
+    """Hold a Ctrl-C (SIGINT) that arrives in the block until the block is done, then deliver it as the process
+    would have (a KeyboardInterrupt, by default). For writes that an exception inside would spoil: torch's zip
+    writer interrupted mid-file raises its own RuntimeError on closing, in place of the KeyboardInterrupt, and the
+    run would end with a traceback and exit code 1 instead of its saved checkpoint and 130. Outside the main thread
+    (where Python delivers no signal) the block just runs."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if received:
+            signal.raise_signal(signal.SIGINT)

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..files import interrupts_deferred
 from . import config
 from .runs import (
     MODEL_FILE,
@@ -187,7 +188,12 @@ class _Checkpoints:
             self.save(model)
 
     def save(self, model) -> None:
-        """The checkpoint at the current step; run.json names it only once its files are whole."""
+        """The checkpoint at the current step; run.json names it only once its files are whole. A Ctrl-C during
+        the save takes effect after it (``files.interrupts_deferred``)."""
+        with interrupts_deferred():
+            self._save(model)
+
+    def _save(self, model) -> None:
         step = model.num_timesteps
         model_path, stats_path, buffer_path = checkpoint_paths(step)
         save_model(model, self.run.path / model_path)
