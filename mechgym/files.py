@@ -33,12 +33,14 @@ def interrupts_deferred() -> Iterator[None]:
     would have (a KeyboardInterrupt, by default). For writes that an exception inside would spoil: torch's zip
     writer interrupted mid-file raises its own RuntimeError on closing, in place of the KeyboardInterrupt, and the
     run would end with a traceback and exit code 1 instead of its saved checkpoint and 130. Outside the main thread
-    (where Python delivers no signal) the block just runs."""
-    if threading.current_thread() is not threading.main_thread():
+    (where Python delivers no signal), or where the handler was not installed from Python (it could not be put
+    back), the block just runs."""
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or previous is None:
         yield
         return
     received = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
     try:
         yield
     finally:
