@@ -51,12 +51,17 @@ def _load(name: str) -> dict:
         return {key: data[key] for key in data.files}
 
 
+def _cone_mu(problem: dict) -> np.ndarray:
+    """Each contact's friction coefficient: kinetic where the problem's point slides, else static."""
+    return np.where(problem["sliding"], problem["friction"], problem["static_friction"])
+
+
 def coulomb_violation(problem: dict, impulse: np.ndarray) -> float:
     """The largest violation (m/s, or N s scaled to m/s by the contact's K_nn) of the Coulomb conditions by the
     impulses (m, 3) at the rates u = u_0 + D P: P_n >= 0, u_n >= 0, P_n u_n = 0; |P_t| <= mu P_n; inside the cone
     u_t = 0, on its edge u_t antiparallel to P_t. mu is kinetic for a point that slides, static otherwise."""
     rate = problem["free_rate"] + problem["matrix"] @ impulse.ravel()
-    mu = np.where(problem["sliding"], problem["friction"], problem["static_friction"])
+    mu = _cone_mu(problem)
     worst = 0.0
     for c, (p, u) in enumerate(zip(impulse, rate.reshape(-1, 3), strict=True)):
         k = problem["coupling"][c, 0, 0]
@@ -75,7 +80,7 @@ def _enumerated_solutions(problem: dict) -> list[tuple[str, np.ndarray]]:
     least squares with the sliding directions iterated from the slip (from 8 starting directions each), kept if
     it meets the Coulomb conditions."""
     d, u0 = problem["matrix"], problem["free_rate"]
-    mu = np.where(problem["sliding"], problem["friction"], problem["static_friction"])
+    mu = _cone_mu(problem)
     m = mu.size
     found = []
     compass = [np.array([np.cos(a), np.sin(a)]) for a in np.arange(8) * np.pi / 4]
@@ -257,7 +262,7 @@ def alart_curnier(problem: dict, impulse: np.ndarray) -> float:
     rho = 1 / D_nn, mu kinetic where the problem's point slides, else static."""
     d = problem["matrix"]
     rate = (problem["free_rate"] + d @ impulse.ravel()).reshape(-1, 3)
-    mu = np.where(problem["sliding"], problem["friction"], problem["static_friction"])
+    mu = _cone_mu(problem)
     worst = 0.0
     for c, (p, u) in enumerate(zip(impulse, rate, strict=True)):
         rho = 1.0 / d[3 * c, 3 * c]
@@ -275,14 +280,14 @@ def alart_curnier(problem: dict, impulse: np.ndarray) -> float:
 @given(st.integers(0, 10**9))
 def test_what_newton_reports_solved_is_a_solution_on_the_cones(seed):
     """From zero impulses (no sweeps before it), a set that ``newton.newton_solve`` reports solved holds impulses on
-    the cones that meet the Alart-Curnier equations to NEWTON_TOLERANCE, computed here independently. (Its
-    projection onto the cones once moved such a solution from |F| = 2.8e-14 to 9.4e-12 m/s, seed 185958375.)"""
+    the cones that meet the Alart-Curnier equations to NEWTON_TOLERANCE, computed here independently (the
+    projection onto the cones can move a solution off its equations)."""
     problem = _random_problem(seed)
     assume((np.diag(problem["matrix"])[0::3] > 0.0).all())
     contacts, scratch, m = _contact_space(problem)
     if newton_solve(contacts, scratch, m):
         impulse = contacts.impulse[:m]
-        mu = np.where(problem["sliding"], problem["friction"], problem["static_friction"])
+        mu = _cone_mu(problem)
         assert (impulse[:, 0] >= 0.0).all()
         assert (np.hypot(impulse[:, 1], impulse[:, 2]) <= mu * impulse[:, 0] * (1 + 1e-12)).all()
         assert alart_curnier(problem, impulse) <= NEWTON_TOLERANCE * (1 + 1e-6) + 1e-15
