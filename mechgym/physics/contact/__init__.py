@@ -34,8 +34,8 @@ One step of length h (``step.advance`` runs these among its own stages when the 
                  RESTING_TOUCH beside touching ones, join the velocity solve as touching
                  when they close slowly                                                   (this module)
   closing kick   v += h/2 (g + F/m)                                                     (step.py)
-  solve_contacts projected Gauss-Seidel on the rows to tolerance (impacts: compression, rebound, final
-                 inelastic stage); reaction forces                                         (this module)
+  solve_contacts projected Gauss-Seidel on the rows to tolerance, island by island (impacts: compression,
+                 rebound, final inelastic stage); reaction forces                          (this module)
   settle_contacts after impacts, releases and unbalances: resting reactions as the next    (this module)
                  warm start
 

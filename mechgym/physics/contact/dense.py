@@ -15,8 +15,8 @@ decisions of ``solve.contact_sweep`` (normal clamped at 0, static or kinetic fri
 ``friction.friction_step``, sliding by the same rule as ``solve.update_sliding``), and hand the bodies the change
 of the impulses once at the end. The sweeps on the bodies then go on from there: they see a converged set and
 stop, or (with one-sided rows, which D leaves out) finish the solve; a solve that ended at a direct solution
-(below) ends the velocity solve when the constraint rows meet their tolerance (``solve._converge``). Sets with
-more than DENSE_CONTACTS touching contacts stay on the bodies. Every DIRECT_EVERY sweeps without convergence,
+(below) ends the velocity solve when the constraint rows meet their tolerance (``solve._converge``). The set is
+one island of the touching contacts (``contact.islands``); islands of more than DENSE_CONTACTS stay on the bodies. Every DIRECT_EVERY sweeps without convergence,
 the sticking points at their static limit that still slip are declared sliding if their kinetic coefficient is
 their static one (the rule of ``solve.update_sliding``, which otherwise waits for the sweeps to converge: sweeps
 that creep at 2.5e-8 m/s per sweep with two points of a squeezed card at the limit, slipping at 1e-6 m/s, never
@@ -38,19 +38,6 @@ from .position import response_matrix
 from .sets import DENSE_CONTACTS, MAX_SWEEPS, SLIP, VELOCITY_TOLERANCE
 
 DIRECT_EVERY = 50  # sweeps between attempts of a direct step on the active set (contact.active_set)
-
-
-@kernel
-def _touching(world, contacts, index):
-    """index[:m] = the flat indices of world ``world``'s touching contacts; returns m."""
-    capacity = contacts.prev_geom1.size // contacts.count.size
-    base = world * capacity
-    m = 0
-    for i in range(base, base + min(contacts.count[world], capacity)):
-        if contacts.active[i]:
-            index[m] = i
-            m += 1
-    return m
 
 
 @kernel
@@ -108,17 +95,20 @@ def _update_sliding(contacts, scratch, m, converged):
 
 
 @kernel
-def solve_dense(linkage, bodies, state, world, contacts, scratch, work, joined):
-    """Sweeps in contact space from the current impulses and body velocities until they converge (as
+def solve_dense(linkage, bodies, state, world, contacts, scratch, work, joined, lo, hi):
+    """Sweeps in contact space, over the touching contacts ``scratch.island_members[lo:hi]`` (an island,
+    ``contact.islands``), from the current impulses and body velocities until they converge (as
     ``solve._converge`` decides, without the rows' own sweeps). Builds D first unless ``scratch.dense_ready[0]``
     (``solve.begin_solve`` clears it when the poses or the touching set change). The bodies are not touched:
     the impulses the sweeps started from are left in ``scratch.dense_start`` (3m) and the touching contacts'
     indices in ``scratch.dense_index``, for the caller to apply the change (``solve._converge``). Returns m,
     -m if the sweeps did not converge (the impulses are left where they got to), or 0 with more than
     DENSE_CONTACTS touching contacts (nothing done)."""
-    m = _touching(world, contacts, scratch.dense_index)
+    m = hi - lo
     if m > DENSE_CONTACTS:
         return 0
+    for c in range(m):
+        scratch.dense_index[c] = scratch.island_members[lo + c]
     if not scratch.dense_ready[0]:
         response_matrix(linkage, bodies, state, world, contacts, scratch, work, joined, m, 3)
         scratch.dense_ready[0] = True

@@ -200,6 +200,10 @@ class Scratch(NamedTuple):
     newton_vectors: np.ndarray  # (11, 3C) the semismooth Newton solve's free rates, iterates, residuals and steps
     #                             (contact.newton)
     factor: np.ndarray  # (S, S) the Cholesky factor of the position correction's pushing set (contact.position)
+    island_parent: np.ndarray  # (B,) int64 union-find links of the bodies (contact.islands)
+    island_first: np.ndarray  # (B,) int64 per component, its first (then next) slot in island_members
+    island_members: np.ndarray  # (C,) int64 the touching contacts' flat indices, island after island
+    island_start: np.ndarray  # (C + 1,) int64 island k's members are island_members[island_start[k]:[k + 1]]
 
     @staticmethod
     def empty(geoms: int, bodies: int, capacity: int = 64, pairs: int = 1024) -> Scratch:
@@ -219,7 +223,8 @@ class Scratch(NamedTuple):
                        np.zeros((size, size)), np.zeros((5, 3 * capacity)),
                        np.zeros(3 * capacity, dtype=np.int64), np.zeros((2, 3 * capacity), dtype=np.int64),
                        np.zeros(capacity, dtype=np.int64), np.zeros((capacity, 2)), np.zeros((11, 3 * capacity)),
-                       np.zeros((size, size)))
+                       np.zeros((size, size)), np.zeros(bodies, dtype=np.int64), np.zeros(bodies, dtype=np.int64),
+                       np.zeros(capacity, dtype=np.int64), np.zeros(capacity + 1, dtype=np.int64))
 
 
 def contact_geoms(model: mujoco.MjModel, body_index: np.ndarray) -> Geoms:

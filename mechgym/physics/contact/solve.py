@@ -18,6 +18,7 @@ from ..jit import kernel
 from .dense import solve_dense
 from .detect import find_contacts
 from .friction import at_limit, cone_mu, friction_step, normal_coupling
+from .islands import find_islands
 from .joined import apply_joined, factor_rows, join_rows, touches_rows
 from .sets import MAX_SWEEPS, SLIP, UNBALANCED, VELOCITY_TOLERANCE, beside_impact
 
@@ -125,21 +126,19 @@ def _joined_contacts(rows, world, contacts):
 
 
 @kernel
-def contact_sweep(linkage, bodies, state, world, contacts, scratch, work, joined):
-    """One projected Gauss-Seidel sweep over world ``world``'s touching contacts (after ``begin_solve``).
+def contact_sweep(linkage, bodies, state, world, contacts, scratch, work, joined, lo, hi):
+    """One projected Gauss-Seidel sweep over the touching contacts ``scratch.island_members[lo:hi]`` of world
+    ``world`` (after ``begin_solve``).
     Per contact: the normal impulse increment -J_n v / K_nn (a sliding point's K_nn with its friction's share,
     ``friction.normal_coupling``), accumulated and clamped at 0; then the
     tangential impulse: a sticking point's stops the slip (within the static cone |P_t| <= mu_s P_n), a sliding
     point's is kinetic, mu_k P_n against the slip at convergence (see ``update_sliding``). Impulses go through
     ``_apply_rows`` (joined to the equality rows when there are any). Returns the largest velocity change
     |dP| K_kk (m/s) it made."""
-    capacity = contacts.prev_geom1.size // contacts.count.size
-    base = world * capacity
     worst = 0.0
     omega = scratch.normal
-    for i in range(base, base + min(contacts.count[world], capacity)):
-        if not contacts.active[i]:
-            continue
+    for n in range(lo, hi):
+        i = scratch.island_members[n]
         k = contacts.coupling[i]
         p = contacts.impulse[i]
         p_n = p[0]
@@ -169,19 +168,18 @@ def _slip(bodies, state, world, contacts, i, omega):
 
 
 @kernel
-def update_sliding(bodies, state, world, contacts, scratch):
+def update_sliding(bodies, state, world, contacts, scratch, lo, hi):
     """Per point, static or kinetic friction: after the sweeps have converged, a sticking point whose friction
     is at the static limit (|P_t| = mu_s P_n) and still slips (faster than SLIP) cannot be held by static
     friction and slides from now on. (A point at the limit that does not slip is held: among coplanar points
     the split of the friction is not unique, and the sweeps' split may saturate one point of a body that
     sticks.) Returns True if any point changed, i.e. the sweeps must go on; the sliding points only grow within
-    a solve, so the decisions cannot cycle."""
-    capacity = contacts.prev_geom1.size // contacts.count.size
-    base = world * capacity
+    a solve, so the decisions cannot cycle. The contacts: ``scratch.island_members[lo:hi]``."""
     changed = False
-    for i in range(base, base + min(contacts.count[world], capacity)):
+    for n in range(lo, hi):
+        i = scratch.island_members[n]
         p = contacts.impulse[i]
-        if (contacts.active[i] and not contacts.sliding[i] and at_limit(p, contacts.static_friction[i])
+        if (not contacts.sliding[i] and at_limit(p, contacts.static_friction[i])
                 and _slip(bodies, state, world, contacts, i, scratch.normal) > SLIP):
             contacts.sliding[i] = True
             changed = True
@@ -214,12 +212,13 @@ def finish_solve(bodies, state, world, h, contacts, scratch):
 
 
 @kernel
-def _converge(linkage, bodies, state, world, contacts, scratch, work, joined):
-    """Sweeps until none changes a contact velocity by more than VELOCITY_TOLERANCE and ``update_sliding`` finds
-    no new sliding point. With constraint rows each sweep is one ``contact_sweep`` and one
-    ``constraints.projection_sweep`` (block Gauss-Seidel over the contacts and the rows' blocks, on the rows'
-    gradients, couplings and impulses that the velocity projection left in ``work``), and the rows must meet
-    ``linkage.solver.velocity_tolerance`` too: contacts and constraints are one velocity-level solve. Returns
+def _converge(linkage, bodies, state, world, contacts, scratch, work, joined, lo, hi):
+    """Sweeps over the island ``scratch.island_members[lo:hi]`` until none changes a contact velocity by more than
+    VELOCITY_TOLERANCE and ``update_sliding`` finds no new sliding point. With constraint rows each sweep is one
+    ``contact_sweep`` and one ``constraints.projection_sweep`` (block Gauss-Seidel over the contacts and the rows'
+    blocks, on the rows' gradients, couplings and impulses that the velocity projection left in ``work``), and
+    the rows must meet ``linkage.solver.velocity_tolerance`` too: contacts and constraints are one velocity-level
+    solve. Returns
     the sweeps used, or -1. Nearly dependent contacts (a thin card squeezed between two pads on joints) gain
     little per sweep near the solution: after SLOW_SWEEPS sweeps, a sweep that changes no velocity by more than
     SLOW_VELOCITY counts as converged. A set still unconverged after DENSE_AFTER sweeps is solved in contact space
@@ -229,24 +228,25 @@ def _converge(linkage, bodies, state, world, contacts, scratch, work, joined):
     constrained = rows.kind.size > 0
     for sweep in range(MAX_SWEEPS):
         if sweep == DENSE_AFTER or (sweep == 0 and scratch.dense_ready[0]):  # (ready: an earlier iterate's)
-            if _dense(linkage, bodies, state, world, contacts, scratch, work, joined) and scratch.dense_direct[0] and (
-                    not constrained or projection_sweep(rows, bodies, state, world, work) <= solver.velocity_tolerance):
+            if (_dense(linkage, bodies, state, world, contacts, scratch, work, joined, lo, hi)
+                    and scratch.dense_direct[0] and (not constrained or projection_sweep(
+                        rows, bodies, state, world, work) <= solver.velocity_tolerance)):
                 return sweep + 1
-        worst = contact_sweep(linkage, bodies, state, world, contacts, scratch, work, joined)
+        worst = contact_sweep(linkage, bodies, state, world, contacts, scratch, work, joined, lo, hi)
         rows_worst = projection_sweep(rows, bodies, state, world, work) if constrained else 0.0
         settled = worst <= VELOCITY_TOLERANCE or (sweep >= SLOW_SWEEPS and worst <= SLOW_VELOCITY)
         if (settled and rows_worst <= solver.velocity_tolerance
-                and not update_sliding(bodies, state, world, contacts, scratch)):
+                and not update_sliding(bodies, state, world, contacts, scratch, lo, hi)):
             return sweep + 1
     return -1
 
 
 @kernel
-def _dense(linkage, bodies, state, world, contacts, scratch, work, joined):
+def _dense(linkage, bodies, state, world, contacts, scratch, work, joined, lo, hi):
     """A set still unconverged after DENSE_AFTER sweeps goes on in contact space (``contact.dense``), and the
     impulses' change found there is applied to the bodies (and the equality rows' shares). Returns True if the
     contact-space solve converged."""
-    result = solve_dense(linkage, bodies, state, world, contacts, scratch, work, joined)
+    result = solve_dense(linkage, bodies, state, world, contacts, scratch, work, joined, lo, hi)
     m = abs(result)
     start = scratch.dense_start
     for c in range(m):
@@ -262,8 +262,9 @@ def _dense(linkage, bodies, state, world, contacts, scratch, work, joined):
 def solve_contacts(linkage, bodies, state, world, h, contacts, scratch, work, joined, again):
     """The closing velocity solve of the contacts, together with the constraint rows of ``linkage`` (whose
     velocity projection has run: ``work`` holds its gradients and impulses, which the solve goes on
-    accumulating): ``begin_solve``, sweeps to convergence (``_converge``), if impacts rebound
-    ``start_rebound``, sweeps again and ``end_rebound``, then ``finish_solve``. Returns the sweeps used, or -1.
+    accumulating): ``begin_solve``, then island by island (``contact.islands``) sweeps to convergence
+    (``_converge``), if impacts rebound ``start_rebound``, sweeps again and ``end_rebound``; then ``finish_solve``.
+    Returns the sweeps used (summed over the islands), or -1.
     ``again``: a later iterate of the implicit closing kick, at the same poses (``begin_solve``); honoured only
     when no contact is an impact (whose staged impulses are no warm start).
 
@@ -279,15 +280,26 @@ def solve_contacts(linkage, bodies, state, world, h, contacts, scratch, work, jo
     at every landing instead of shrinking by r. Energy: with u the velocity change of P_c, complementarity and friction
     opposing slip give <v_c, u>_M = J v_c . P_c <= 0, so KE(v_before) = KE(v_c - u) >= KE(v_c) + KE(u) while
     KE(v_c + r u) <= KE(v_c) + r^2 KE(u), r <= e <= 1 (exact for one point or a common r)."""
+    islands = find_islands(linkage.rows, world, contacts, scratch)
+    if islands > 1:  # D holds one island's matrix at a time (contact.dense)
+        scratch.dense_ready[0] = False
     begin_solve(linkage, bodies, state, world, contacts, scratch, work, joined, again and not _impacts(world, contacts))
-    first = _converge(linkage, bodies, state, world, contacts, scratch, work, joined)
-    if first < 0 or not start_rebound(linkage, bodies, state, world, contacts, work, joined):
-        finish_solve(bodies, state, world, h, contacts, scratch)
-        return first
-    last = _converge(linkage, bodies, state, world, contacts, scratch, work, joined)
-    end_rebound(world, contacts)
+    sweeps = 0
+    for island in range(islands):
+        lo, hi = scratch.island_start[island], scratch.island_start[island + 1]
+        if islands > 1:
+            scratch.dense_ready[0] = False
+        used = _converge(linkage, bodies, state, world, contacts, scratch, work, joined, lo, hi)
+        if used >= 0 and start_rebound(linkage, bodies, state, world, contacts, scratch, work, joined, lo, hi):
+            last = _converge(linkage, bodies, state, world, contacts, scratch, work, joined, lo, hi)
+            end_rebound(contacts, scratch, lo, hi)
+            used = used + last if last >= 0 else -1
+        if used < 0:
+            sweeps = -1
+            break
+        sweeps += used
     finish_solve(bodies, state, world, h, contacts, scratch)
-    return first + last if last >= 0 else -1
+    return sweeps
 
 
 @kernel
@@ -319,16 +331,18 @@ def _pair_ratio(contacts, base, end, i):
 
 
 @kernel
-def start_rebound(linkage, bodies, state, world, contacts, work, joined):
-    """After the compression solve has converged: keep its impulses in ``stage``, add each impact's rebound
-    impulse (its pair's r times its compression impulse, see ``solve_contacts``) to the bodies and to
-    ``stage``, and restart the accumulated impulses from zero for the final inelastic solve. Returns False
-    (changing nothing but ``stage``) when no impact rebounds: the solve is then complete."""
+def start_rebound(linkage, bodies, state, world, contacts, scratch, work, joined, lo, hi):
+    """After the compression solve of the island ``scratch.island_members[lo:hi]`` has converged: keep its
+    impulses in ``stage``, add each impact's rebound impulse (its pair's r times its compression impulse, see
+    ``solve_contacts``) to the bodies and to ``stage``, and restart the accumulated impulses from zero for the
+    final inelastic solve. Returns False (changing nothing but ``stage``) when no impact rebounds: the island's
+    solve is then complete."""
     capacity = contacts.prev_geom1.size // contacts.count.size
     base = world * capacity
     count = min(contacts.count[world], capacity)
     bounce = False
-    for i in range(base, base + count):
+    for n in range(lo, hi):
+        i = scratch.island_members[n]
         p = contacts.impulse[i]
         for k in range(3):
             contacts.stage[i, k] = p[k]
@@ -340,18 +354,18 @@ def start_rebound(linkage, bodies, state, world, contacts, work, joined):
                 contacts.stage[i, k] += ratio * p[k]
             bounce = True
     if bounce:
-        for i in range(base, base + count):
+        for n in range(lo, hi):
             for k in range(3):
-                contacts.impulse[i, k] = 0.0
+                contacts.impulse[scratch.island_members[n], k] = 0.0
     return bounce
 
 
 @kernel
-def end_rebound(world, contacts):
-    """After the final inelastic solve: each contact's impulse is the sum of the three stages."""
-    capacity = contacts.prev_geom1.size // contacts.count.size
-    base = world * capacity
-    for i in range(base, base + min(contacts.count[world], capacity)):
+def end_rebound(contacts, scratch, lo, hi):
+    """After the final inelastic solve of the island ``scratch.island_members[lo:hi]``: each contact's impulse is
+    the sum of the three stages."""
+    for n in range(lo, hi):
+        i = scratch.island_members[n]
         for k in range(3):
             contacts.impulse[i, k] += contacts.stage[i, k]
 
