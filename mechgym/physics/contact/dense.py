@@ -8,21 +8,21 @@ the m touching contacts, with their rows r = 3 c + k (normal, two tangents), the
 
     D[r, s] = J_r dv_s,    dv_s = W (J_s^T - G^T A^{-1} y_s)  (the joined response to a unit impulse along s),
 
-is the change of row r's rate per unit impulse along row s; it is built once per step (the poses do not change
-while the closing kick's iterates are solved) from the joined responses the solve already has. The sweeps then
-keep the rows' rates u = u_0 + D (P - P_0) up to date with 3m multiply-adds per impulse change, make exactly the
-decisions of ``solve.contact_sweep`` (normal clamped at 0, static or kinetic friction by
-``friction.friction_step``, sliding by the same rule as ``solve.update_sliding``), and hand the bodies the change
-of the impulses once at the end. The sweeps on the bodies then go on from there: they see a converged set and
-stop, or (with one-sided rows, which D leaves out) finish the solve; a solve that ended at a direct solution
-(below) ends the velocity solve when the constraint rows meet their tolerance (``solve._converge``). The set is
-one island of the touching contacts (``contact.islands``); islands of more than DENSE_CONTACTS stay on the bodies. Every DIRECT_EVERY sweeps without convergence,
-the sticking points at their static limit that still slip are declared sliding if their kinetic coefficient is
-their static one (the rule of ``solve.update_sliding``, which otherwise waits for the sweeps to converge: sweeps
-that creep at 2.5e-8 m/s per sweep with two points of a squeezed card at the limit, slipping at 1e-6 m/s, never
-get there), and the set is solved directly: by semismooth Newton on its Coulomb conditions (``contact.newton``),
-or failing that on the equations of the active set the sweeps have found (``contact.active_set``). A solution
-found there ends the sweeps.
+is the change of row r's rate per unit impulse along row s; it is built once per step (the poses do not change while
+the closing kick's iterates are solved) from the joined responses the solve already has. The sweeps then keep the
+rows' rates u = u_0 + D (P - P_0) up to date with 3m multiply-adds per impulse change, make exactly the decisions of
+``solve.contact_sweep`` (normal clamped at 0, static or kinetic friction by ``friction.friction_step``, sliding by
+the same rule as ``solve.update_sliding``), and hand the bodies the change of the impulses once at the end. The
+sweeps on the bodies then go on from there: they see a converged set and stop, or (with one-sided rows, which D
+leaves out) finish the solve; a solve that ended at a direct solution (below) ends the velocity solve when the
+constraint rows meet their tolerance (``solve._converge``). The set is one island of the touching contacts
+(``contact.islands``); islands of more than DENSE_CONTACTS stay on the bodies. Every DIRECT_EVERY sweeps without
+convergence, the sticking points at their static limit that still slip are declared sliding if their kinetic
+coefficient is their static one (the rule of ``solve.update_sliding``, which otherwise waits for the sweeps to
+converge: sweeps that creep at 2.5e-8 m/s per sweep with two points of a squeezed card at the limit, slipping at
+1e-6 m/s, never get there), and the set is solved directly: by semismooth Newton on its Coulomb conditions
+(``contact.newton``), or failing that on the equations of the active set the sweeps have found
+(``contact.active_set``). A solution found there ends the sweeps.
 """
 
 from __future__ import annotations

@@ -45,8 +45,9 @@ def _contact_root(parent, contacts, i):
 
 
 @kernel
-def find_islands(rows, world, contacts, scratch):
-    """Split world ``world``'s touching contacts into islands (module docstring); returns their number."""
+def find_islands(rows, world, contacts, scratch, every):
+    """Split world ``world``'s touching contacts (``every``: all its contacts, touching or not, as the position
+    correction takes them) into islands (module docstring); returns their number."""
     parent, first = scratch.island_parent, scratch.island_first
     for b in range(parent.size):
         parent[b] = b
@@ -57,10 +58,10 @@ def find_islands(rows, world, contacts, scratch):
     base = world * capacity
     end = base + min(contacts.count[world], capacity)
     for i in range(base, end):
-        if contacts.active[i]:
+        if every or contacts.active[i]:
             _link(parent, contacts.body_a[i], contacts.body_b[i])
     for i in range(base, end):  # contacts per component, counted at its root
-        if contacts.active[i]:
+        if every or contacts.active[i]:
             first[_contact_root(parent, contacts, i)] += 1
     islands, total = 0, 0
     for b in range(parent.size):  # each component's first slot in island_members, components by root body
@@ -72,7 +73,7 @@ def find_islands(rows, world, contacts, scratch):
         total += size
     scratch.island_start[islands] = total
     for i in range(base, end):
-        if contacts.active[i]:
+        if every or contacts.active[i]:
             root = _contact_root(parent, contacts, i)
             scratch.island_members[first[root]] = i
             first[root] += 1

@@ -10,6 +10,7 @@ from ..jit import kernel
 from ..linalg import proximal_lcp
 from ..rotation import mul, normalize, rot
 from .detect import moved_bodies, recheck_contacts
+from .islands import find_islands
 from .joined import factor_rows, join_rows, solve_factored
 from .sets import MARGIN, MAX_SWEEPS, POSITION_TOLERANCE, TOUCH, row_change
 
@@ -178,7 +179,11 @@ def _correct(linkage, bodies, state, world, contacts, scratch, work, joined):
     first order, with the joined coupling k = J W J^T - y^T A^{-1} y; after the move the rows are evaluated
     again and their second-order error removed by Newton steps on the poses alone, dx = W G^T mu with
     A mu = -g (``_restore_rows``). One-sided rows (limits, ropes) are left to the next step's SHAKE.
-    ``work.gradient`` and ``joined`` are scratch."""
+    ``work.gradient`` and ``joined`` are scratch.
+
+    The contacts are corrected island by island (``contact.islands``, every contact of the set, touching or
+    not): each island's sweeps and direct steps run to its own convergence, and the moves of them all are made
+    at the end. Returns the sweeps summed over the islands."""
     capacity = contacts.prev_geom1.size // contacts.count.size
     base = world * capacity
     count = min(contacts.count[world], capacity)
@@ -204,10 +209,31 @@ def _correct(linkage, bodies, state, world, contacts, scratch, work, joined):
         if constrained:
             join_rows(rows, bodies, state, world, work.gradient, joined, a, b, contacts.rows[i], 1,
                       contacts.coupling[i], joined.response[c])
+    sweeps = 0
+    for island in range(find_islands(rows, world, contacts, scratch, True)):
+        used = _correct_island(linkage, bodies, state, world, contacts, scratch, work, joined,
+                               scratch.island_start[island], scratch.island_start[island + 1])
+        if used < 0:
+            return -1
+        sweeps += used
+    for body in range(displacement.shape[0]):
+        _move(state, world, body, displacement[body])
+    if constrained and not _restore_rows(linkage, bodies, state, world, work, joined):
+        return -1
+    return sweeps
+
+
+@kernel
+def _correct_island(linkage, bodies, state, world, contacts, scratch, work, joined, lo, hi):
+    """The sweeps and direct steps of ``_correct`` over the contacts ``scratch.island_members[lo:hi]``, to their
+    convergence, into ``scratch.displacement`` and ``scratch.lam``; returns the sweeps used, or -1."""
+    base = world * (contacts.prev_geom1.size // contacts.count.size)
+    rows, displacement = linkage.rows, scratch.displacement
     for sweep in range(MAX_SWEEPS):
         worst = 0.0
-        for c in range(count):
-            i = base + c
+        for n in range(lo, hi):
+            i = scratch.island_members[n]
+            c = i - base
             k = contacts.coupling[i, 0, 0]
             if not k > 0.0:
                 continue
@@ -222,32 +248,28 @@ def _correct(linkage, bodies, state, world, contacts, scratch, work, joined):
                          joined.response[c, 0])
             worst = max(worst, abs(change) * k)
         converged = worst <= POSITION_TOLERANCE or (sweep >= SLOW_SWEEPS and _within(contacts, world, scratch,
-                                                                                    SLOW_GAP))
+                                                                                    SLOW_GAP, lo, hi))
         if not converged and sweep % DIRECT_EVERY == DIRECT_EVERY - 1:
             if sweep == DIRECT_EVERY - 1:
-                _build_matrix(linkage, bodies, state, world, contacts, scratch, work, joined, count)
+                _build_matrix(linkage, bodies, state, world, contacts, scratch, work, joined, lo, hi)
             tolerance = POSITION_TOLERANCE if sweep < SLOW_SWEEPS else SLOW_GAP
-            if _direct_step(linkage, bodies, state, world, contacts, scratch, work, joined, count, tolerance):
-                converged = _within(contacts, world, scratch, tolerance)
+            if _direct_step(linkage, bodies, state, world, contacts, scratch, work, joined, lo, hi, tolerance):
+                converged = _within(contacts, world, scratch, tolerance, lo, hi)
             else:
-                _drop_rebound_gaps(contacts, world, count)
+                _drop_rebound_gaps(contacts, scratch, lo, hi)
         if converged:
-            for body in range(displacement.shape[0]):
-                _move(state, world, body, displacement[body])
-            if constrained and not _restore_rows(linkage, bodies, state, world, work, joined):
-                return -1
             return sweep + 1
     return -1
 
 
 @kernel
-def _drop_rebound_gaps(contacts, world, count):
-    """Set every contact's gap target to 0: only penetration is removed, an impact's rebound is left to the
-    velocities. For a set whose direct step found no multipliers: its rebound gaps conflict (a slider jammed
-    across its notch, two corners driven into opposite walls, each wall's rebound gap forbidden by the other)."""
-    base = world * (contacts.prev_geom1.size // contacts.count.size)
-    for i in range(base, base + count):
-        contacts.gap_target[i] = 0.0
+def _drop_rebound_gaps(contacts, scratch, lo, hi):
+    """Set the gap target of every contact of the island ``scratch.island_members[lo:hi]`` to 0: only penetration
+    is removed, an impact's rebound is left to the velocities. For a set whose direct step found no multipliers:
+    its rebound gaps conflict (a slider jammed across its notch, two corners driven into opposite walls, each
+    wall's rebound gap forbidden by the other)."""
+    for n in range(lo, hi):
+        contacts.gap_target[scratch.island_members[n]] = 0.0
 
 
 @kernel
@@ -275,19 +297,18 @@ def response_matrix(linkage, bodies, state, world, contacts, scratch, work, join
 
 
 @kernel
-def _build_matrix(linkage, bodies, state, world, contacts, scratch, work, joined, count):
-    """scratch.dense[:count, :count] = D, D[c, s] the change of contact c's gap per unit multiplier of contact s,
-    over all ``count`` contacts of the world (``response_matrix`` on the normals, at the poses of the
-    correction). The velocity solve's contact-space matrix shares the array: it is marked stale."""
-    base = world * (contacts.prev_geom1.size // contacts.count.size)
-    for c in range(count):
-        scratch.dense_index[c] = base + c
+def _build_matrix(linkage, bodies, state, world, contacts, scratch, work, joined, lo, hi):
+    """scratch.dense[:m, :m] = D, D[c, s] the change of contact c's gap per unit multiplier of contact s, over
+    the m contacts of the island ``scratch.island_members[lo:hi]`` (``response_matrix`` on the normals, at the
+    poses of the correction). The velocity solve's contact-space matrix shares the array: it is marked stale."""
+    for n in range(lo, hi):
+        scratch.dense_index[n - lo] = scratch.island_members[n]
     scratch.dense_ready[0] = False
-    response_matrix(linkage, bodies, state, world, contacts, scratch, work, joined, count, 1)
+    response_matrix(linkage, bodies, state, world, contacts, scratch, work, joined, hi - lo, 1)
 
 
 @kernel
-def _direct_step(linkage, bodies, state, world, contacts, scratch, work, joined, count, tolerance):
+def _direct_step(linkage, bodies, state, world, contacts, scratch, work, joined, lo, hi, tolerance):
     """The gaps are linear in the multipliers, gap = dist + D lambda, D symmetric positive semidefinite, so the
     correction is the linear complementarity problem lambda >= 0, gap - target >= 0, lambda (gap - target) = 0,
     solved here directly (``linalg.proximal_lcp``: D is singular where four coplanar corners of a face push, four
@@ -296,17 +317,19 @@ def _direct_step(linkage, bodies, state, world, contacts, scratch, work, joined,
     multipliers ran out, from zero 17 met SLOW_GAP). A set whose targets conflict (a slider driven deep into one
     wall, its rebound target beyond the other wall: no multipliers meet both) has no solution and takes no step
     (``_correct`` then drops the rebound gaps). A pushing contact may end up to PUSHING_GAP open. Returns
-    True if a step was taken (``_correct`` then checks it with ``_within``).
-    Contacts the joints block (zero coupling) take no part."""
+    True if a step was taken (``_correct`` then checks it with ``_within``). The contacts: the island
+    ``scratch.island_members[lo:hi]``, whose matrix ``_build_matrix`` made. Contacts the joints block (zero
+    coupling) take no part."""
     base = world * (contacts.prev_geom1.size // contacts.count.size)
     matrix, system, unknowns = scratch.dense, scratch.system, scratch.unknowns
     target, multiplier = scratch.system_vectors[0], scratch.system_vectors[1]
     n = 0
-    for c in range(count):
-        if contacts.coupling[base + c, 0, 0] > 0.0:
-            unknowns[n] = c
-            multiplier[n] = scratch.lam[c]
-            target[n] = contacts.dist[base + c] - contacts.gap_target[base + c]
+    for member in range(hi - lo):
+        i = scratch.island_members[lo + member]
+        if contacts.coupling[i, 0, 0] > 0.0:
+            unknowns[n] = member
+            multiplier[n] = scratch.lam[i - base]
+            target[n] = contacts.dist[i] - contacts.gap_target[i]
             n += 1
     for e in range(n):
         for f in range(n):
@@ -321,8 +344,8 @@ def _direct_step(linkage, bodies, state, world, contacts, scratch, work, joined,
                         scratch.pivots, tolerance, PUSHING_GAP) < 0:
             return False
     for e in range(n):
-        c = unknowns[e]
-        i = base + c
+        i = scratch.island_members[lo + unknowns[e]]
+        c = i - base
         change = multiplier[e] - scratch.lam[c]
         if change != 0.0:
             add_response(linkage.rows, bodies, state, world, scratch.displacement, contacts.body_a[i],
@@ -333,14 +356,15 @@ def _direct_step(linkage, bodies, state, world, contacts, scratch, work, joined,
 
 
 @kernel
-def _within(contacts, world, scratch, slack):
-    """Every contact's linearised gap within ``slack`` (m) of complementarity: no gap below its target by more
-    (no penetration left), and none that pushes (lambda > 0) above it by more than PUSHING_GAP."""
-    capacity = contacts.prev_geom1.size // contacts.count.size
-    base = world * capacity
+def _within(contacts, world, scratch, slack, lo, hi):
+    """Every linearised gap of the island ``scratch.island_members[lo:hi]`` within ``slack`` (m) of
+    complementarity: no gap below its target by more (no penetration left), and none that pushes (lambda > 0)
+    above it by more than PUSHING_GAP."""
+    base = world * (contacts.prev_geom1.size // contacts.count.size)
     displacement = scratch.displacement
-    for c in range(min(contacts.count[world], capacity)):
-        i = base + c
+    for n in range(lo, hi):
+        i = scratch.island_members[n]
+        c = i - base
         if not contacts.coupling[i, 0, 0] > 0.0:
             continue
         gap = contacts.dist[i] + row_change(displacement, contacts.body_a[i], contacts.body_b[i], contacts.rows[i, 0])

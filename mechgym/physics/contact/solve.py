@@ -264,7 +264,7 @@ def solve_contacts(linkage, bodies, state, world, h, contacts, scratch, work, jo
     velocity projection has run: ``work`` holds its gradients and impulses, which the solve goes on
     accumulating): ``begin_solve``, then island by island (``contact.islands``) sweeps to convergence
     (``_converge``), if impacts rebound ``start_rebound``, sweeps again and ``end_rebound``; then ``finish_solve``.
-    Returns the sweeps used (summed over the islands), or -1.
+    Returns the sweeps used (summed over the islands; 0 without touching contacts), or -1.
     ``again``: a later iterate of the implicit closing kick, at the same poses (``begin_solve``); honoured only
     when no contact is an impact (whose staged impulses are no warm start).
 
@@ -280,7 +280,7 @@ def solve_contacts(linkage, bodies, state, world, h, contacts, scratch, work, jo
     at every landing instead of shrinking by r. Energy: with u the velocity change of P_c, complementarity and friction
     opposing slip give <v_c, u>_M = J v_c . P_c <= 0, so KE(v_before) = KE(v_c - u) >= KE(v_c) + KE(u) while
     KE(v_c + r u) <= KE(v_c) + r^2 KE(u), r <= e <= 1 (exact for one point or a common r)."""
-    islands = find_islands(linkage.rows, world, contacts, scratch)
+    islands = find_islands(linkage.rows, world, contacts, scratch, False)
     if islands > 1:  # D holds one island's matrix at a time (contact.dense)
         scratch.dense_ready[0] = False
     begin_solve(linkage, bodies, state, world, contacts, scratch, work, joined, again and not _impacts(world, contacts))

@@ -197,7 +197,7 @@ def test_spinning_plate_never_passes_a_free_slab():
         scene.state.vel[0, 0] = [20.0, rng.normal(0.0, 2.0), rng.normal(0.0, 2.0)]
         scene.state.momentum[0, 0] = rng.normal(0.0, 0.03, 3)
         start = scene.state.vel[0, 0].copy()
-        assert scene.prime(h) > 0
+        assert scene.prime(h) >= 0
         depth = []
         for k in range(8):
             _, _, status = scene.run(h, 1, k)

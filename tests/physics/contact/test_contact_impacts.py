@@ -64,7 +64,7 @@ def test_multi_contact_impact_never_gains_kinetic_energy(restitution, euler):
     can; the Poisson form with the compression impulses cannot)."""
     h = 2e-3
     scene = ContactScene.build(box_on_floor((0.1, 0.07, 0.05), (0.0, 0.0, 0.5), euler, restitution))
-    assert scene.prime(h) > 0
+    assert scene.prime(h) >= 0
     bodies, env, state, contacts, scratch = (scene.engine.bodies, scene.engine.env, scene.state, scene.contacts,
                                              scene.scratch)
     linkage = scene.engine.linkage
