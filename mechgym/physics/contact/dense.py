@@ -16,13 +16,13 @@ the same rule as ``solve.update_sliding``), and hand the bodies the change of th
 sweeps on the bodies then go on from there: they see a converged set and stop, or (with one-sided rows, which D
 leaves out) finish the solve; a solve that ended at a direct solution (below) ends the velocity solve when the
 constraint rows meet their tolerance (``solve._converge``). The set is one island of the touching contacts
-(``contact.islands``); islands of more than DENSE_CONTACTS stay on the bodies. Every DIRECT_EVERY sweeps without
-convergence, the sticking points at their static limit that still slip are declared sliding if their kinetic
-coefficient is their static one (the rule of ``solve.update_sliding``, which otherwise waits for the sweeps to
-converge: sweeps that creep at 2.5e-8 m/s per sweep with two points of a squeezed card at the limit, slipping at
-1e-6 m/s, never get there), and the set is solved directly: by semismooth Newton on its Coulomb conditions
-(``contact.newton``), or failing that on the equations of the active set the sweeps have found
-(``contact.active_set``). A solution found there ends the sweeps.
+(``contact.islands``); an island of more contacts than the scene's matrix holds (``sets.dense_contacts``) stays on
+the bodies. After DIRECT_EVERY sweeps without convergence (then after 2, 4, ... times as many), the sticking points
+at their static limit that still slip are declared sliding if their kinetic coefficient is their static one (the
+rule of ``solve.update_sliding``, which otherwise waits for the sweeps to converge: sweeps that creep at 2.5e-8 m/s
+per sweep with two points of a squeezed card at the limit, slipping at 1e-6 m/s, never get there), and the set is
+solved directly: by semismooth Newton on its Coulomb conditions (``contact.newton``), or failing that on the
+equations of the active set the sweeps have found (``contact.active_set``). A solution found there ends the sweeps.
 """
 
 from __future__ import annotations
@@ -37,7 +37,10 @@ from .newton import newton_solve
 from .position import response_matrix
 from .sets import DENSE_CONTACTS, MAX_SWEEPS, SLIP, VELOCITY_TOLERANCE
 
-DIRECT_EVERY = 50  # sweeps between attempts of a direct step on the active set (contact.active_set)
+# sweeps before the first attempt of a direct solve (contact.newton, contact.active_set); each attempt that fails
+# doubles the sweeps before the next (50, 100, 200, ...): on a pile of boxes, where an island of 57 contacts failed
+# them all (each 1.2 s of Newton's and Levenberg-Marquardt's steps), every 50 sweeps cost 20 s in one step
+DIRECT_EVERY = 50
 
 
 @kernel
@@ -102,10 +105,10 @@ def solve_dense(linkage, bodies, state, world, contacts, scratch, work, joined, 
     (``solve.begin_solve`` clears it when the poses or the touching set change). The bodies are not touched:
     the impulses the sweeps started from are left in ``scratch.dense_start`` (3m) and the touching contacts'
     indices in ``scratch.dense_index``, for the caller to apply the change (``solve._converge``). Returns m,
-    -m if the sweeps did not converge (the impulses are left where they got to), or 0 with more than
-    DENSE_CONTACTS touching contacts (nothing done)."""
+    -m if the sweeps did not converge (the impulses are left where they got to), or 0 for an island of more than
+    DENSE_CONTACTS, or more than its matrix holds (``sets.dense_contacts``; nothing done)."""
     m = hi - lo
-    if m > DENSE_CONTACTS:
+    if m > DENSE_CONTACTS or 3 * m > scratch.dense.shape[0]:
         return 0
     for c in range(m):
         scratch.dense_index[c] = scratch.island_members[lo + c]
@@ -124,18 +127,20 @@ def solve_dense(linkage, bodies, state, world, contacts, scratch, work, joined, 
 @kernel
 def sweep_contact_space(contacts, scratch, m):
     """The sweeps of ``solve_dense`` on D (``scratch.dense``) and the rates u (``scratch.dense_rate``) of the m
-    contacts ``scratch.dense_index`` from their impulses; every DIRECT_EVERY sweeps the set is solved directly
-    (``_solve_directly``), and a solution found there ends the sweeps. Returns m, or -m if they did not converge in
-    MAX_SWEEPS. ``scratch.dense_direct[0]``: the solve ended at a direct solution."""
+    contacts ``scratch.dense_index`` from their impulses; after DIRECT_EVERY sweeps, 2 DIRECT_EVERY, 4 DIRECT_EVERY,
+    ... the set is solved directly (``_solve_directly``), and a solution found there ends the sweeps. Returns m, or
+    -m if they did not converge in MAX_SWEEPS. ``scratch.dense_direct[0]``: the solve ended at a direct solution."""
     scratch.dense_direct[0] = False
+    direct = DIRECT_EVERY
     for sweep in range(MAX_SWEEPS):
         if _sweep(contacts, scratch, m) <= VELOCITY_TOLERANCE and not _update_sliding(contacts, scratch, m, True):
             return m
-        if sweep % DIRECT_EVERY == DIRECT_EVERY - 1:
+        if sweep + 1 == direct:
             _update_sliding(contacts, scratch, m, False)
             if _solve_directly(contacts, scratch, m):
                 scratch.dense_direct[0] = True
                 return m
+            direct *= 2
     return -m
 
 

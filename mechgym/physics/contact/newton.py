@@ -223,13 +223,17 @@ def _levenberg(contacts, scratch, m, impulse):
         merit, scale = 0.0, 0.0
         for i in range(n):
             gradient[i] = 0.0
-            for r in range(n):
-                gradient[i] -= jacobian[r, i] * residual[r]
             for j in range(i, n):
-                total = 0.0
-                for r in range(n):
-                    total += jacobian[r, i] * jacobian[r, j]
-                normal[i, j] = total
+                normal[i, j] = 0.0
+        for r in range(n):  # g = -J^T F, N = J^T J (upper), row by row of J (each sum in the order of r)
+            for i in range(n):
+                entry = jacobian[r, i]
+                if entry == 0.0:
+                    continue
+                gradient[i] -= entry * residual[r]
+                for j in range(i, n):
+                    normal[i, j] += entry * jacobian[r, j]
+        for i in range(n):
             diagonal[i] = normal[i, i]
             scale = max(scale, normal[i, i])
             merit += residual[i] * residual[i]

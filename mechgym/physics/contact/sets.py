@@ -45,7 +45,11 @@ KICK_ACCELERATION = 1.0
 CCD_FRACTION = 0.25  # continuous collision when a step moves a body by this fraction of an extent
 CCD_ITERATIONS = 64  # conservative advancement steps at most
 FILTER_PARENT = True  # MuJoCo's filterparent default
-DENSE_CONTACTS = 32  # touching contacts at most for the contact-space sweeps (a 96 x 96 matrix)
+# Touching contacts at most in an island that the velocity solve takes to contact space (contact.dense): a pile of
+# boxes in a bin makes islands of 40-60 (64 boxes), which the sweeps on the bodies alone could not converge. The
+# matrices are sized per scene, DENSE_PER_BODY contacts per body and at least DENSE_LEAST (a 96 x 96 matrix), so that
+# a scene of one or two bodies keeps small ones.
+DENSE_CONTACTS, DENSE_PER_BODY, DENSE_LEAST = 128, 8, 32
 
 
 
@@ -150,10 +154,15 @@ class ContactSet(NamedTuple):
             event_geom=np.zeros((worlds, events, 2), dtype=np.int64), event_speed=np.zeros((worlds, events)))
 
 
+def dense_contacts(bodies: int) -> int:
+    """Touching contacts at most in an island that a scene of ``bodies`` bodies solves in contact space."""
+    return min(DENSE_CONTACTS, max(DENSE_LEAST, DENSE_PER_BODY * bodies))
+
+
 class Scratch(NamedTuple):
     """Caller-owned per-step scratch (G geoms, B bodies, C contacts per world, P broad-phase pairs). The square
-    matrices are S x S, S = max(3 DENSE_CONTACTS, C): the velocity solve's contact space holds 3 rows of at most
-    DENSE_CONTACTS contacts, the position correction's one row of each of at most C."""
+    matrices are S x S, S = max(3 D, C): the velocity solve's contact space holds 3 rows of each of at most D
+    contacts (``dense_contacts``), the position correction's one row of each of at most C."""
 
     pos: np.ndarray  # (G, 3) geom centres, m
     mat: np.ndarray  # (G, 3, 3) geom frames (column j = local axis j)
@@ -207,7 +216,7 @@ class Scratch(NamedTuple):
 
     @staticmethod
     def empty(geoms: int, bodies: int, capacity: int = 64, pairs: int = 1024) -> Scratch:
-        size = max(3 * DENSE_CONTACTS, capacity)
+        size = max(3 * dense_contacts(bodies), capacity)
         return Scratch(np.zeros((geoms, 3)), np.zeros((geoms, 3, 3)), np.zeros((geoms, 3)), np.zeros((geoms, 3)),
                        np.arange(geoms, dtype=np.int64), np.zeros(1, dtype=np.int64),
                        np.zeros((pairs, 2), dtype=np.int64), np.zeros((MAX_CONTACTS, 3)),

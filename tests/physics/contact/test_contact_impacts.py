@@ -84,7 +84,7 @@ def test_multi_contact_impact_never_gains_kinetic_energy(restitution, euler):
         before = _kinetic(scene)
         hitting = int(np.sum(contacts.impact[:count] & contacts.active[:count]))
         assert contact.solve_contacts(linkage, bodies, state, 0, h, contacts, scratch, scene.work, scene.joined,
-                                      False) > 0
+                                      False) >= 0
         if hitting >= 2:
             impacts += 1
             assert _kinetic(scene) <= before * (1.0 + 1e-12)
