@@ -38,8 +38,9 @@ from .position import response_matrix
 from .sets import DENSE_CONTACTS, MAX_SWEEPS, SLIP, VELOCITY_TOLERANCE
 
 # sweeps before the first attempt of a direct solve (contact.newton, contact.active_set); each attempt that fails
-# doubles the sweeps before the next (50, 100, 200, ...): on a pile of boxes, where an island of 57 contacts failed
-# them all (each 1.2 s of Newton's and Levenberg-Marquardt's steps), every 50 sweeps cost 20 s in one step
+# doubles the sweeps before the next (50, 100, 200, ...): where every attempt fails (an island of 57 contacts in a
+# pile of boxes, about a second of Newton's and Levenberg-Marquardt's steps each) a solve makes a few, not one per
+# 50 sweeps
 DIRECT_EVERY = 50
 
 

@@ -182,8 +182,8 @@ def _correct(linkage, bodies, state, world, contacts, scratch, work, joined):
     ``work.gradient`` and ``joined`` are scratch.
 
     The contacts are corrected island by island (``contact.islands``, every contact of the set, touching or
-    not): each island's sweeps and direct steps run to its own convergence, and the moves of them all are made
-    at the end. Returns the sweeps summed over the islands."""
+    not): each island's sweeps and direct steps run to its own convergence (the sweeps returned are their sum),
+    and the moves of them all are made at the end."""
     capacity = contacts.prev_geom1.size // contacts.count.size
     base = world * capacity
     count = min(contacts.count[world], capacity)
