@@ -462,8 +462,8 @@ def _step(bodies, actuators, env, linkage, geoms, confinements, windows, state, 
         if contacting and solve_contacts(linkage, bodies, state, world, h, contacts, contact_scratch, work, joined,
                                          False) < 0:
             return CONTACTS_NOT_SOLVED
-    if contacting and settle_contacts(linkage, bodies, env, state, world, h, wrench, contacts, contact_scratch, work,
-                                      joined, step_scratch.saved_impulses) < 0:
+    if contacting and settle_contacts(geoms, linkage, bodies, env, state, world, h, wrench, contacts, contact_scratch,
+                                      work, joined, step_scratch.saved_impulses) < 0:
         return CONTACTS_NOT_SOLVED
     if confinements.body.size > 0 and not confine(confinements, bodies.inv_mass, bodies.inv_inertia, state.com[world],
                                                   state.vel[world], state.momentum[world], state.quat[world],

@@ -38,10 +38,16 @@ def _link(parent, a, b):
 
 
 @kernel(inline="always")
-def _contact_root(parent, contacts, i):
+def component(scratch, body):
+    """The component of body ``body`` that the last ``find_islands`` found (its smallest body), -1 for static
+    geometry."""
+    return _root(scratch.island_parent, body) if body >= 0 else -1
+
+
+@kernel(inline="always")
+def contact_component(scratch, contacts, i):
     """The component of contact i: its moving body's (body b's unless it is static geometry)."""
-    body = contacts.body_b[i] if contacts.body_b[i] >= 0 else contacts.body_a[i]
-    return _root(parent, body)
+    return component(scratch, contacts.body_b[i] if contacts.body_b[i] >= 0 else contacts.body_a[i])
 
 
 @kernel
@@ -62,7 +68,7 @@ def find_islands(rows, world, contacts, scratch, every):
             _link(parent, contacts.body_a[i], contacts.body_b[i])
     for i in range(base, end):  # contacts per component, counted at its root
         if every or contacts.active[i]:
-            first[_contact_root(parent, contacts, i)] += 1
+            first[contact_component(scratch, contacts, i)] += 1
     islands, total = 0, 0
     for b in range(parent.size):  # each component's first slot in island_members, components by root body
         size = first[b]
@@ -74,7 +80,7 @@ def find_islands(rows, world, contacts, scratch, every):
     scratch.island_start[islands] = total
     for i in range(base, end):
         if every or contacts.active[i]:
-            root = _contact_root(parent, contacts, i)
+            root = contact_component(scratch, contacts, i)
             scratch.island_members[first[root]] = i
             first[root] += 1
     return islands

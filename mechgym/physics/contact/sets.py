@@ -213,6 +213,8 @@ class Scratch(NamedTuple):
     island_first: np.ndarray  # (B,) int64 per component, its first (then next) slot in island_members
     island_members: np.ndarray  # (C,) int64 the touching contacts' flat indices, island after island
     island_start: np.ndarray  # (C + 1,) int64 island k's members are island_members[island_start[k]:[k + 1]]
+    component_marks: np.ndarray  # (B,) int64 settle_contacts' marks per component (contact.islands)
+    kept_force: np.ndarray  # (C, 3) the forces settle_contacts keeps where it finds no resting reactions, N
 
     @staticmethod
     def empty(geoms: int, bodies: int, capacity: int = 64, pairs: int = 1024) -> Scratch:
@@ -233,7 +235,8 @@ class Scratch(NamedTuple):
                        np.zeros(3 * capacity, dtype=np.int64), np.zeros((2, 3 * capacity), dtype=np.int64),
                        np.zeros(capacity, dtype=np.int64), np.zeros((capacity, 2)), np.zeros((11, 3 * capacity)),
                        np.zeros((size, size)), np.zeros(bodies, dtype=np.int64), np.zeros(bodies, dtype=np.int64),
-                       np.zeros(capacity, dtype=np.int64), np.zeros(capacity + 1, dtype=np.int64))
+                       np.zeros(capacity, dtype=np.int64), np.zeros(capacity + 1, dtype=np.int64),
+                       np.zeros(bodies, dtype=np.int64), np.zeros((capacity, 3)))
 
 
 def contact_geoms(model: mujoco.MjModel, body_index: np.ndarray) -> Geoms:

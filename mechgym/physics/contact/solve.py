@@ -18,13 +18,14 @@ from ..jit import kernel
 from .dense import solve_dense
 from .detect import find_contacts
 from .friction import at_limit, cone_mu, friction_step, normal_coupling
-from .islands import find_islands
+from .islands import component, contact_component, find_islands
 from .joined import apply_joined, factor_rows, join_rows, touches_rows
 from .sets import MAX_SWEEPS, SLIP, UNBALANCED, VELOCITY_TOLERANCE, beside_impact
 
 SLOW_SWEEPS = 1000  # see _converge
 DENSE_AFTER = 2  # sweeps on the bodies before a solve moves to contact space (contact.dense)
 SLOW_VELOCITY = 1e-10  # m/s
+EVENT, MOVING = 1, 2  # settle_contacts' marks of a component: an event happened there; a body of it still moves
 
 
 @kernel
@@ -371,15 +372,22 @@ def end_rebound(contacts, scratch, lo, hi):
 
 
 @kernel
-def _rest_reactions(linkage, bodies, env, state, world, h, wrench, contacts, scratch, work, joined, held):
-    """The reaction forces that hold the touching contacts against the next opening half-kick: F = 2 P / h from
-    a trial solve of v + h/2 (g + F_s/m), L + h/2 T_s (F_s, T_s: the smooth forces in ``wrench`` (B, 6): servos,
-    fluid) with every target at rest (friction as decided), together with the constraint rows (projected from
-    zero impulses at the current poses) and the dampers as that half-step applies them (their trapezoidal
-    impulse from the current rates, ``constraints.damper_compliance``); velocities, momenta and the rows'
-    velocity impulses (kept in ``held`` (R,)) restored afterwards. Returns the trial's sweeps, or -1."""
+def _rest_reactions(linkage, bodies, env, state, world, h, wrench, contacts, scratch, work, joined, held, every):
+    """The reaction forces that hold the touching contacts (``every``; else those of the components that
+    ``settle_contacts`` marked EVENT alone, the others' forces kept) against the next opening half-kick: F = 2 P / h
+    from a trial solve of v + h/2 (g + F_s/m), L + h/2 T_s (F_s, T_s: the smooth forces in ``wrench`` (B, 6):
+    servos, fluid) with every target at rest (friction as decided), together with the constraint rows (projected
+    from zero impulses at the current poses) and the dampers as that half-step applies them (their trapezoidal
+    impulse from the current rates, ``constraints.damper_compliance``); velocities, momenta and the rows' velocity
+    impulses (kept in ``held`` (R,)) restored afterwards. Returns the trial's sweeps, or -1."""
     saved = scratch.displacement
     rows = linkage.rows
+    capacity = contacts.prev_geom1.size // contacts.count.size
+    base = world * capacity
+    count = min(contacts.count[world], capacity)
+    for c in range(count):
+        for j in range(3):
+            scratch.kept_force[c, j] = contacts.force[base + c, j]
     if rows.kind.size > 0:
         start_damper_rates(rows, bodies, state, world, work)
     for b in range(saved.shape[0]):
@@ -394,14 +402,14 @@ def _rest_reactions(linkage, bodies, env, state, world, h, wrench, contacts, scr
     if rows.kind.size > 0:
         begin_projection(rows, bodies, linkage.solver, state, world, 0.5 * h, work)
     sweeps = solve_contacts(linkage, bodies, state, world, h, contacts, scratch, work, joined, False)
-    capacity = contacts.prev_geom1.size // contacts.count.size
-    for i in range(world * capacity, world * capacity + min(contacts.count[world], capacity)):
+    for i in range(base, base + count):
+        settled = every or scratch.component_marks[contact_component(scratch, contacts, i)] == EVENT
         for j in range(3):
             total = 0.0
             if contacts.active[i]:
                 for k in range(3):
                     total += contacts.impulse[i, k] * contacts.rows[i, k, LIN_B + j]
-            contacts.force[i, j] = 2.0 * total / h
+            contacts.force[i, j] = 2.0 * total / h if settled else scratch.kept_force[i - base, j]
     for b in range(saved.shape[0]):
         for k in range(3):
             state.vel[world, b, k] = saved[b, k]
@@ -441,7 +449,7 @@ def _unbalanced(contacts, i):
 
 
 @kernel
-def settle_contacts(linkage, bodies, env, state, world, h, wrench, contacts, scratch, work, joined, held):
+def settle_contacts(geoms, linkage, bodies, env, state, world, h, wrench, contacts, scratch, work, joined, held):
     """After ``solve_contacts``: where the step's mean reaction forces would make a wrong warm start, replace
     them by the resting reactions (``_rest_reactions``, against gravity and the smooth forces in ``wrench``
     (B, 6) at the end of the step). Three events call for it:
@@ -461,38 +469,60 @@ def settle_contacts(linkage, bodies, env, state, world, h, wrench, contacts, scr
       mean on would leave the next opening kick out of balance too: the body moves in each drift, and the
       shifted shares rock a box from corner to corner in a two-step cycle.
 
-    If every body of these contacts is left slower than gravity makes it in a step (|v| <= |g| h), every
-    touching contact's force becomes the resting reaction; a body still moving (a box pivoting on the edge it
-    landed on) keeps the mean forces (an impact's: none), since the reaction that would hold it in this pose is
-    no force of its motion. Returns 0 when there was nothing to settle, else the trial's sweeps (or -1).
+    Per component of the bodies (``contact.islands``: linked by the touching contacts and the rows, after this
+    step's bounces and openings): if every body of its events' contacts is left slower than gravity makes it in a
+    step (|v| <= |g| h), every touching contact of the component takes the resting reaction; a body still moving
+    (a box pivoting on the edge it landed on) keeps its component's mean forces (an impact's: none), since the
+    reaction that would hold it in this pose is no force of its motion; and a component without an event keeps
+    them, whatever happens to bodies it does not touch. Returns 0 when there was nothing to settle, else the
+    trial's sweeps (or -1).
 
     First, a near contact (``detect.join_near``) that did not push in the solve leaves the touching set: it carries
     no force, and the next step takes it as new (an impact if it then closes fast)."""
     capacity = contacts.prev_geom1.size // contacts.count.size
     base = world * capacity
+    end = base + min(contacts.count[world], capacity)
     limit = math.sqrt(env.gravity[0] ** 2 + env.gravity[1] ** 2 + env.gravity[2] ** 2) * h
-    event, resting = False, True
-    for i in range(base, base + min(contacts.count[world], capacity)):
+    for i in range(base, end):  # the touching set after the step: near contacts that held nothing, bounces
         if contacts.near[i] and not contacts.impulse[i, 0] > 0.0:  # it held nothing: open again
             contacts.active[i] = False
             for k in range(3):
                 contacts.force[i, k] = 0.0
-        impact = contacts.active[i] and contacts.impact[i]
-        released = not contacts.active[i] and _pushed(contacts.opened[i])
-        unbalanced = contacts.active[i] and not impact and _unbalanced(contacts, i)
-        if impact:
-            contacts.impact[i] = False
+        contacts.impact[i] = contacts.active[i] and contacts.impact[i]
+        if contacts.impact[i]:
             contacts.active[i] = contacts.rebound[i] <= 0.0
+    find_islands(linkage.rows, world, contacts, scratch, False)
+    scratch.component_marks[:] = 0
+    for i in range(base, end):
+        impact = contacts.impact[i]
+        released = not contacts.active[i] and not impact and _pushed(contacts.opened[i])
+        unbalanced = contacts.active[i] and not impact and _unbalanced(contacts, i)
+        contacts.impact[i] = False
         if impact or released or unbalanced:
-            event = True
-            if released or contacts.active[i]:  # a bounce leaves its bodies free
-                resting = resting and _slow(state, world, contacts.body_a[i], limit) and _slow(
-                    state, world, contacts.body_b[i], limit)
+            a, b = contacts.body_a[i], contacts.body_b[i]
+            mark = EVENT
+            if (released or contacts.active[i]) and not (_slow(state, world, a, limit) and _slow(state, world, b,
+                                                                                                 limit)):
+                mark |= MOVING  # (a bounce leaves its bodies free)
+            _mark(scratch, a, mark)
+            _mark(scratch, b, mark)
     for j in range(base, base + contacts.prev_count[world]):  # predecessors no contact matched (find_contacts)
-        event = event or (contacts.prev_geom1[j] >= 0 and _pushed(contacts.prev_force[j]))
-    if not (event and resting):
-        return 0
-    return _rest_reactions(linkage, bodies, env, state, world, h, wrench, contacts, scratch, work, joined, held)
+        if contacts.prev_geom1[j] >= 0 and _pushed(contacts.prev_force[j]):
+            _mark(scratch, geoms.body[contacts.prev_geom1[j]], EVENT)
+            _mark(scratch, geoms.body[contacts.prev_geom2[j]], EVENT)
+    for i in range(base, end):
+        if contacts.active[i] and scratch.component_marks[contact_component(scratch, contacts, i)] == EVENT:
+            return _rest_reactions(linkage, bodies, env, state, world, h, wrench, contacts, scratch, work, joined,
+                                   held, False)
+    return 0
+
+
+@kernel
+def _mark(scratch, body, mark):
+    """Add ``mark`` (EVENT, MOVING) to the component of ``body`` (none for static geometry)."""
+    root = component(scratch, body)
+    if root >= 0:
+        scratch.component_marks[root] |= mark
 
 
 @kernel
@@ -507,4 +537,4 @@ def prime_contacts(geoms, linkage, bodies, env, state, world, h, wrench, contact
     if find_contacts(geoms, bodies, env, state, world, 0.0, h, work.com0, work.quat0, work.vel0, work.momentum0,
                      contacts, scratch, margin, False, True) < 0:
         return -1
-    return _rest_reactions(linkage, bodies, env, state, world, h, wrench, contacts, scratch, work, joined, held)
+    return _rest_reactions(linkage, bodies, env, state, world, h, wrench, contacts, scratch, work, joined, held, True)

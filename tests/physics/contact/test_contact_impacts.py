@@ -88,7 +88,7 @@ def test_multi_contact_impact_never_gains_kinetic_energy(restitution, euler):
         if hitting >= 2:
             impacts += 1
             assert _kinetic(scene) <= before * (1.0 + 1e-12)
-        assert contact.settle_contacts(linkage, bodies, env, state, 0, h, zeros, contacts, scratch, scene.work,
-                                       scene.joined, scene.held) >= 0
+        assert contact.settle_contacts(scene.geoms, linkage, bodies, env, state, 0, h, zeros, contacts, scratch,
+                                       scene.work, scene.joined, scene.held) >= 0
     assert impacts >= 1  # the case has a multi-point impact to check
     assert len(scene.events()) >= 1
