@@ -217,10 +217,9 @@ def _converge(linkage, bodies, state, world, contacts, scratch, work, joined, lo
     """Sweeps over the island ``scratch.island_members[lo:hi]`` until none changes a contact velocity by more than
     VELOCITY_TOLERANCE and ``update_sliding`` finds no new sliding point. With constraint rows each sweep is one
     ``contact_sweep`` and one ``constraints.projection_sweep`` (block Gauss-Seidel over the contacts and the rows'
-    blocks, on the rows' gradients, couplings and impulses that the velocity projection left in ``work``), and
-    the rows must meet ``linkage.solver.velocity_tolerance`` too: contacts and constraints are one velocity-level
-    solve. Returns
-    the sweeps used, or -1. Nearly dependent contacts (a thin card squeezed between two pads on joints) gain
+    blocks, on the rows' gradients, couplings and impulses that the velocity projection left in ``work``), and the
+    rows must meet ``linkage.solver.velocity_tolerance`` too: contacts and constraints are one velocity-level solve.
+    Returns the sweeps used, or -1. Nearly dependent contacts (a thin card squeezed between two pads on joints) gain
     little per sweep near the solution: after SLOW_SWEEPS sweeps, a sweep that changes no velocity by more than
     SLOW_VELOCITY counts as converged. A set still unconverged after DENSE_AFTER sweeps is solved in contact space
     (``_dense``); when that ends at a direct solution and the rows meet their tolerance, the solve is done (the
@@ -282,13 +281,11 @@ def solve_contacts(linkage, bodies, state, world, h, contacts, scratch, work, jo
     opposing slip give <v_c, u>_M = J v_c . P_c <= 0, so KE(v_before) = KE(v_c - u) >= KE(v_c) + KE(u) while
     KE(v_c + r u) <= KE(v_c) + r^2 KE(u), r <= e <= 1 (exact for one point or a common r)."""
     islands = find_islands(linkage.rows, world, contacts, scratch, False)
-    if islands > 1:  # D holds one island's matrix at a time (contact.dense)
-        scratch.dense_ready[0] = False
     begin_solve(linkage, bodies, state, world, contacts, scratch, work, joined, again and not _impacts(world, contacts))
     sweeps = 0
     for island in range(islands):
         lo, hi = scratch.island_start[island], scratch.island_start[island + 1]
-        if islands > 1:
+        if islands > 1:  # D holds one island's matrix at a time (contact.dense)
             scratch.dense_ready[0] = False
         used = _converge(linkage, bodies, state, world, contacts, scratch, work, joined, lo, hi)
         if used >= 0 and start_rebound(linkage, bodies, state, world, contacts, scratch, work, joined, lo, hi):
