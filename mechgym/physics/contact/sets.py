@@ -215,6 +215,7 @@ class Scratch(NamedTuple):
     island_start: np.ndarray  # (C + 1,) int64 island k's members are island_members[island_start[k]:[k + 1]]
     component_marks: np.ndarray  # (B,) int64 settle_contacts' marks per component (contact.islands)
     kept_force: np.ndarray  # (C, 3) the forces settle_contacts keeps where it finds no resting reactions, N
+    rest_part: np.ndarray  # (C,) int64 each contact's part in settle_contacts' trial (contact.solve._rest_reactions)
 
     @staticmethod
     def empty(geoms: int, bodies: int, capacity: int = 64, pairs: int = 1024) -> Scratch:
@@ -236,7 +237,7 @@ class Scratch(NamedTuple):
                        np.zeros(capacity, dtype=np.int64), np.zeros((capacity, 2)), np.zeros((11, 3 * capacity)),
                        np.zeros((size, size)), np.zeros(bodies, dtype=np.int64), np.zeros(bodies, dtype=np.int64),
                        np.zeros(capacity, dtype=np.int64), np.zeros(capacity + 1, dtype=np.int64),
-                       np.zeros(bodies, dtype=np.int64), np.zeros((capacity, 3)))
+                       np.zeros(bodies, dtype=np.int64), np.zeros((capacity, 3)), np.zeros(capacity, dtype=np.int64))
 
 
 def contact_geoms(model: mujoco.MjModel, body_index: np.ndarray) -> Geoms:

@@ -26,6 +26,7 @@ SLOW_SWEEPS = 1000  # see _converge
 DENSE_AFTER = 2  # sweeps on the bodies before a solve moves to contact space (contact.dense)
 SLOW_VELOCITY = 1e-10  # m/s
 EVENT, MOVING = 1, 2  # settle_contacts' marks of a component: an event happened there; a body of it still moves
+KEEP, ASIDE, SETTLE = 0, 1, 2  # a contact in _rest_reactions: its force kept; kept, touching but left out; settled
 
 
 @kernel
@@ -371,20 +372,26 @@ def end_rebound(contacts, scratch, lo, hi):
 @kernel
 def _rest_reactions(linkage, bodies, env, state, world, h, wrench, contacts, scratch, work, joined, held, every):
     """The reaction forces that hold the touching contacts (``every``; else those of the components that
-    ``settle_contacts`` marked EVENT alone, the others' forces kept) against the next opening half-kick: F = 2 P / h
-    from a trial solve of v + h/2 (g + F_s/m), L + h/2 T_s (F_s, T_s: the smooth forces in ``wrench`` (B, 6):
-    servos, fluid) with every target at rest (friction as decided), together with the constraint rows (projected
-    from zero impulses at the current poses) and the dampers as that half-step applies them (their trapezoidal
-    impulse from the current rates, ``constraints.damper_compliance``); velocities, momenta and the rows' velocity
-    impulses (kept in ``held`` (R,)) restored afterwards. Returns the trial's sweeps, or -1."""
+    ``settle_contacts`` marked EVENT alone: the others' forces are kept and their islands left out of the trial)
+    against the next opening half-kick: F = 2 P / h from a trial solve of v + h/2 (g + F_s/m), L + h/2 T_s (F_s,
+    T_s: the smooth forces in ``wrench`` (B, 6): servos, fluid) with every target at rest (friction as decided),
+    together with the constraint rows (projected from zero impulses at the current poses) and the dampers as that
+    half-step applies them (their trapezoidal impulse from the current rates, ``constraints.damper_compliance``);
+    velocities, momenta and the rows' velocity impulses (kept in ``held`` (R,)) restored afterwards. Returns the
+    trial's sweeps, or -1."""
     saved = scratch.displacement
     rows = linkage.rows
     capacity = contacts.prev_geom1.size // contacts.count.size
     base = world * capacity
     count = min(contacts.count[world], capacity)
     for c in range(count):
+        i = base + c
         for j in range(3):
-            scratch.kept_force[c, j] = contacts.force[base + c, j]
+            scratch.kept_force[c, j] = contacts.force[i, j]
+        scratch.rest_part[c] = SETTLE
+        if not every and scratch.component_marks[contact_component(scratch, contacts, i)] != EVENT:
+            scratch.rest_part[c] = ASIDE if contacts.active[i] else KEEP
+            contacts.active[i] = False
     if rows.kind.size > 0:
         start_damper_rates(rows, bodies, state, world, work)
     for b in range(saved.shape[0]):
@@ -400,13 +407,14 @@ def _rest_reactions(linkage, bodies, env, state, world, h, wrench, contacts, scr
         begin_projection(rows, bodies, linkage.solver, state, world, 0.5 * h, work)
     sweeps = solve_contacts(linkage, bodies, state, world, h, contacts, scratch, work, joined, False)
     for i in range(base, base + count):
-        settled = every or scratch.component_marks[contact_component(scratch, contacts, i)] == EVENT
+        part = scratch.rest_part[i - base]
         for j in range(3):
             total = 0.0
             if contacts.active[i]:
                 for k in range(3):
                     total += contacts.impulse[i, k] * contacts.rows[i, k, LIN_B + j]
-            contacts.force[i, j] = 2.0 * total / h if settled else scratch.kept_force[i - base, j]
+            contacts.force[i, j] = 2.0 * total / h if part == SETTLE else scratch.kept_force[i - base, j]
+        contacts.active[i] = contacts.active[i] or part == ASIDE
     for b in range(saved.shape[0]):
         for k in range(3):
             state.vel[world, b, k] = saved[b, k]
