@@ -14,7 +14,6 @@ import argparse
 import time
 
 import mujoco
-from bench_engine import SCENES as ENGINE_SCENES
 from bench_engine import initial_data, model_of, spec_of
 
 import mechgym
@@ -47,7 +46,7 @@ def main() -> None:
     print(f"µs per call, {calls} calls")
     print(f"{'scene':<18} {'step(1) Direct':>15} {'step(1) dispatcher':>19} {'step(N)/N':>10} {'mj_step':>8}")
     for name in SCENES:
-        sim = mechgym.load(spec_of(ENGINE_SCENES[name]), backend="mechgym", dt=1e-3)
+        sim = mechgym.load(spec_of(name), backend="mechgym", dt=1e-3)
         sim.step(1)
         direct = best_us(calls, single_steps(sim))
         sim._kernel = advance  # the dispatcher itself

@@ -116,18 +116,25 @@ class MechgymSimulator(Simulator):
                          self._step_count, n, self._dt, self._status, self._step_scratch)
             # The kernel stops early (status OK) before its event buffer could overflow: collect and go on. (Only
             # a single step taken in parts that records more impacts than the buffer holds loses the rest.)
-            for e in range(min(int(contacts.event_count[0]), contacts.event_time.shape[1])):
-                g1, g2 = contacts.event_geom[0, e]
-                self._events.append(Event(float(contacts.event_time[0, e]), self.geom_name(g1), self.geom_name(g2),
-                                          float(contacts.event_speed[0, e])))
-            contacts.event_count[0] = 0
-            done, code, in_parts = (int(x) for x in self._status[0])
+            if contacts.event_count[0]:
+                self._collect_events()
+            done, code, in_parts = self._status[0].tolist()
             self._step_count += done
             self.subdivided_steps += in_parts
             n -= done
             if code != OK:
                 self._report_failure(code)
-            self._windows = [w for w in self._windows if w.stop > self.time]
+            if self._windows:
+                self._windows = [w for w in self._windows if w.stop > self.time]
+
+    def _collect_events(self) -> None:
+        """Move the impacts the kernel recorded into ``self._events`` and empty its buffer."""
+        contacts = self._contacts
+        for e in range(min(int(contacts.event_count[0]), contacts.event_time.shape[1])):
+            g1, g2 = contacts.event_geom[0, e]
+            self._events.append(Event(float(contacts.event_time[0, e]), self.geom_name(g1), self.geom_name(g2),
+                                      float(contacts.event_speed[0, e])))
+        contacts.event_count[0] = 0
 
     def _report_failure(self, code: int) -> None:
         """The kernel left the state as the failing step found it; raise ``SimulationError`` naming why."""

@@ -15,6 +15,8 @@ rebound; an array's dtype, shape, layout and writeability must not be changed in
 
 from __future__ import annotations
 
+from itertools import compress
+from operator import is_not
 from typing import Any
 
 from numba import typeof
@@ -45,13 +47,13 @@ class Direct:
         self._entry = None
 
     def __call__(self, *args):
-        if self._entry is not None and len(args) == len(self._args):
-            same = True
-            for arg, last, kind in zip(args, self._args, self._types, strict=True):
-                if arg is not last and not _same_type(arg, last, kind):
-                    same = False
+        last = self._args
+        if self._entry is not None and len(args) == len(last):
+            # only the arguments that are not the last call's objects are typed (found by a C-level loop)
+            for i in compress(range(len(args)), map(is_not, args, last)):
+                if not _same_type(args[i], last[i], self._types[i]):
                     break
-            if same:
+            else:
                 self._args = args
                 return self._entry(*args)
         result = self._dispatcher(*args)
