@@ -462,12 +462,15 @@ def factor(matrix, n, pivot, pivot_column, diagonal):
                 best = row
         if not abs(matrix[best, col]) > SINGULAR * diagonal[col]:
             continue
-        for k in range(n):
-            matrix[rank, k], matrix[best, k] = matrix[best, k], matrix[rank, k]
+        if best != rank:
+            for k in range(n):
+                matrix[rank, k], matrix[best, k] = matrix[best, k], matrix[rank, k]
         pivot[rank], pivot_column[rank] = best, col
         for row in range(rank + 1, n):
             multiplier = matrix[row, col] / matrix[rank, col]
             matrix[row, col] = multiplier
+            if multiplier == 0.0:  # (rows of bodies that share none with the pivot's: K is block sparse)
+                continue
             for k in range(col + 1, n):
                 matrix[row, k] -= multiplier * matrix[rank, k]
         rank += 1

@@ -159,6 +159,17 @@ def solve_factored(joined, x):
 
 
 @kernel
+def contacts_touch_rows(rows, world, contacts, every):
+    """Whether a contact of world ``world`` (every: any contact of its set; else a touching one) is on a body that
+    a row acts on: else no contact needs A, and no contact's response moves a body that a row acts on."""
+    capacity = contacts.prev_geom1.size // contacts.count.size
+    for i in range(world * capacity, world * capacity + min(contacts.count[world], capacity)):
+        if (every or contacts.active[i]) and touches_rows(rows, contacts.body_a[i], contacts.body_b[i]):
+            return True
+    return False
+
+
+@kernel
 def join_rows(rows, bodies, state, world, gradient, joined, a, b, directions, count, coupling, response):
     """For the first ``count`` rows of ``directions`` (a contact's normal and tangents, (3, 12)) on bodies (a, b):
     response[k] = A^{-1} y_k with y_k = G W J_k^T, and the equality rows' share taken off their free-body

@@ -11,7 +11,7 @@ from ..linalg import proximal_lcp
 from ..rotation import mul, normalize, rot
 from .detect import moved_bodies, recheck_contacts
 from .islands import find_islands
-from .joined import factor_rows, join_rows, solve_factored
+from .joined import contacts_touch_rows, factor_rows, join_rows, solve_factored
 from .sets import MARGIN, MAX_SWEEPS, POSITION_TOLERANCE, TOUCH, row_change
 
 # Passes of the position correction in a step (``correct_positions``): each pass after the first starts from the
@@ -197,8 +197,10 @@ def _correct(linkage, bodies, state, world, contacts, scratch, work, joined):
     if not needed:
         return 0
     rows = linkage.rows
-    constrained = rows.kind.size > 0
-    if constrained:
+    # A set none of whose contacts is on a body that a row acts on moves no such body: A is not needed (every
+    # response is the free one, join_rows), and the rows stay as SHAKE left them.
+    joined_set = rows.kind.size > 0 and contacts_touch_rows(rows, world, contacts, True)
+    if joined_set:
         _evaluate_rows(rows, state, world, work.gradient, joined.value)
         factor_rows(rows, bodies, state, world, work.gradient, joined.rigid, joined)
     for c in range(count):
@@ -206,7 +208,7 @@ def _correct(linkage, bodies, state, world, contacts, scratch, work, joined):
         row = contacts.rows[i, 0]
         a, b = contacts.body_a[i], contacts.body_b[i]
         contacts.coupling[i, 0, 0] = coupling(bodies, state, world, a, b, row, row, scratch.vectors)
-        if constrained:
+        if rows.kind.size > 0:
             join_rows(rows, bodies, state, world, work.gradient, joined, a, b, contacts.rows[i], 1,
                       contacts.coupling[i], joined.response[c])
     sweeps = 0
@@ -218,7 +220,7 @@ def _correct(linkage, bodies, state, world, contacts, scratch, work, joined):
         sweeps += used
     for body in range(displacement.shape[0]):
         _move(state, world, body, displacement[body])
-    if constrained and not _restore_rows(linkage, bodies, state, world, work, joined):
+    if joined_set and not _restore_rows(linkage, bodies, state, world, work, joined):
         return -1
     return sweeps
 

@@ -19,7 +19,7 @@ from .dense import solve_dense
 from .detect import find_contacts
 from .friction import at_limit, cone_mu, friction_step, normal_coupling
 from .islands import component, contact_component, find_islands
-from .joined import apply_joined, factor_rows, join_rows, touches_rows
+from .joined import apply_joined, contacts_touch_rows, factor_rows, join_rows
 from .sets import MAX_SWEEPS, SLIP, UNBALANCED, VELOCITY_TOLERANCE, beside_impact
 
 SLOW_SWEEPS = 1000  # see _converge
@@ -95,7 +95,7 @@ def begin_solve(linkage, bodies, state, world, contacts, scratch, work, joined, 
                 _apply_rows(linkage, bodies, state, world, contacts, i, p[0], p[1], p[2], work, joined)
         return
     rows = linkage.rows
-    if rows.kind.size > 0 and _joined_contacts(rows, world, contacts):
+    if rows.kind.size > 0 and contacts_touch_rows(rows, world, contacts, False):
         factor_rows(rows, bodies, state, world, work.gradient, work.compliance, joined)
     for i in range(base, base + min(contacts.count[world], capacity)):
         for k in range(3):
@@ -103,10 +103,11 @@ def begin_solve(linkage, bodies, state, world, contacts, scratch, work, joined, 
         if not contacts.active[i]:
             continue
         a, b = contacts.body_a[i], contacts.body_b[i]
-        for j in range(3):
-            for k in range(3):
+        for j in range(3):  # K = J W J^T is symmetric: its upper triangle, mirrored
+            for k in range(j, 3):
                 contacts.coupling[i, j, k] = coupling(bodies, state, world, a, b, contacts.rows[i, j],
                                                       contacts.rows[i, k], scratch.vectors)
+                contacts.coupling[i, k, j] = contacts.coupling[i, j, k]
         if rows.kind.size > 0:
             join_rows(rows, bodies, state, world, work.gradient, joined, a, b, contacts.rows[i], 3,
                       contacts.coupling[i], joined.response[i - base])
@@ -115,16 +116,6 @@ def begin_solve(linkage, bodies, state, world, contacts, scratch, work, joined, 
         p_n = max(0.0, _along(contacts.opened[i], contacts.rows[i, 0]))
         contacts.impulse[i, 0] = p_n
         _apply_rows(linkage, bodies, state, world, contacts, i, p_n, 0.0, 0.0, work, joined)
-
-
-@kernel
-def _joined_contacts(rows, world, contacts):
-    """Whether a touching contact of world ``world`` is on a body that a row acts on (else no contact needs A)."""
-    capacity = contacts.prev_geom1.size // contacts.count.size
-    for i in range(world * capacity, world * capacity + min(contacts.count[world], capacity)):
-        if contacts.active[i] and touches_rows(rows, contacts.body_a[i], contacts.body_b[i]):
-            return True
-    return False
 
 
 @kernel
