@@ -86,6 +86,7 @@ SINGULAR = 1e-12
 # Newton step). The passive slider-crank at 0.5 ms: the coupler-slider alignment row's SHAKE residual grew 1.5 %
 # per iteration from 6e-13 with the first iterate's K.
 SLOW_GAIN = 0.5
+HELD_NONE, HELD_PROJECTION = 0, 1  # what ``Workspace.matrix`` holds (``Workspace.held``)
 # A damper row's residual G v + c P + G v_start (``damper_compliance``) sums terms that can each be far larger
 # than it: a 50 g pad on 20 N s/m at dt = 2 ms has c P near 900 m/s while its sum is met to round-off, about
 # 1e-13 m/s, the velocity tolerance itself. Its error counts only beyond this fraction of |c P| + |G v_start|
@@ -194,6 +195,10 @@ class Workspace(NamedTuple):
     # (R,) the rate G v each damper row's current half-step starts from (m/s or rad/s): G(q_n) v_n in SHAKE
     # (``begin_step``), G(q_{n+1}) v_half in the velocity projection (``start_damper_rates``); 0 for the other rows
     damper_start: np.ndarray
+    # (3,) what ``matrix`` (and its factored set) holds for a later stage to take up (``_holds``): HELD_NONE, or
+    # HELD_PROJECTION (a velocity projection's K = G W G^T + c at the current poses, for the next step's
+    # ``predict_shake``); then the world and the step length h (s) it was taken for
+    held: np.ndarray
 
     @staticmethod
     def empty(bodies: int, rows: int) -> Workspace:
@@ -207,16 +212,34 @@ class Workspace(NamedTuple):
                          index, index.copy(), index.copy(), np.empty(2, dtype=np.int64),
                          np.empty(rows, dtype=np.bool_), np.empty(rows), np.empty(rows), np.empty(rows),
                          np.empty(rows), np.empty(bodies, dtype=np.bool_), np.empty(1), np.empty(rows),
-                         np.empty(rows))
+                         np.empty(rows), np.empty(3))
         clear_workspace(work)
         return work
 
 
 @kernel
 def clear_workspace(work):
-    """Every array of ``work`` zeroed, and no factored set (sizes = (-1, 0))."""
+    """Every array of ``work`` zeroed: no factored set (sizes = (-1, 0)), no matrix held (HELD_NONE)."""
     zero_arrays(work)
     work.sizes[0] = -1
+
+
+@kernel
+def forget_matrix(work):
+    """``work.matrix`` holds nothing a later stage may take up (``Workspace.held``): after the poses moved."""
+    work.held[0] = HELD_NONE
+
+
+@kernel
+def _hold(work, kind, world, h):
+    """``work.matrix`` holds the matrix ``kind`` of world ``world`` for the step length ``h`` (``Workspace.held``)."""
+    work.held[0], work.held[1], work.held[2] = kind, world, h
+
+
+@kernel
+def _holds(work, kind, world, h):
+    """Whether ``work.matrix`` holds the matrix ``kind`` of world ``world`` for the step length ``h``."""
+    return work.held[0] == kind and work.held[1] == world and work.held[2] == h
 
 
 @kernel
@@ -695,21 +718,40 @@ def _apply_shake(rows, bodies, solver, state, world, h, work):
 
 
 @kernel
-def _prepare_shake(rows, bodies, state, world, h, gradient, work):
-    """The quasi-Newton matrix of this step's SHAKE, K = h G W G0^T with G the rows' gradients in ``gradient``
-    (R, 12) and W at the current orientations (the first iterate's, see ``shake``; G0 and q_n themselves in
-    ``predict_shake``), over every row that can move a body (``work.active``: G0 W G0^T > 0), a damper row with
-    h c on its diagonal (``_damper_residual``). K itself is not symmetric and its diagonal may be negative: a
+def _prepare_shake(rows, bodies, state, world, gradient, work):
+    """The quasi-Newton matrix of this step's SHAKE divided by h, K = G W G0^T with G the rows' gradients in
+    ``gradient`` (R, 12) and W at the current orientations (G0 and q_n themselves in ``predict_shake``; an iterate's
+    in ``shake``), over every row that can move a body (``work.active``: G0 W G0^T > 0), a damper row with c on its
+    diagonal (``_damper_residual``). K itself is not symmetric and its diagonal may be negative: a
     row whose gradient turns through a sign change of its angular part within the step (the radial row of a
     point-like bob on a hinge as the rod crosses that row's axis) couples to itself as
     1/m + L^2 sin(theta) sin(theta_0) / I, negative when I << m L^2."""
+    forget_matrix(work)
     for r in range(rows.kind.size):
         _mobility(bodies, state, world, rows, r, work.start_gradient[r], work.mobility[r])
         work.active[r] = _shared_coupling(rows, work.start_gradient, r, work.mobility, r) > 0.0
-    _assemble(rows, gradient, work, h)
+    _assemble(rows, gradient, work, 1.0)
     for r in range(rows.kind.size):
         if work.active[r]:
-            work.matrix[r, r] += h * work.compliance[r]
+            work.matrix[r, r] += work.compliance[r]
+
+
+@kernel
+def _join_movable_rows(rows, work):
+    """Extend the velocity projection's K that ``work`` holds (HELD_PROJECTION: at the current poses, its
+    gradients and W G^T in ``work.gradient`` and ``work.mobility``) to every row that can move a body (G W G^T > 0,
+    ``work.active`` as ``_prepare_shake`` sets it): the rows it left out (one-sided rows that did not act) get
+    their entries G_i W G_j^T; the rest of K and its factored set stand."""
+    for r in range(rows.kind.size):
+        work.member[r] = not work.active[r] and _shared_coupling(rows, work.gradient, r, work.mobility, r) > 0.0
+    for r in range(rows.kind.size):
+        if not work.member[r]:
+            continue
+        work.active[r] = True
+        for j in range(rows.kind.size):
+            if work.active[j] or work.member[j]:
+                work.matrix[r, j] = _shared_coupling(rows, work.gradient, r, work.mobility, j)
+                work.matrix[j, r] = _shared_coupling(rows, work.gradient, j, work.mobility, r)
 
 
 @kernel
@@ -759,18 +801,27 @@ def predict_shake(rows, bodies, solver, state, world, h, work):
     since the previous step, and the iteration is left only the change of the curvature, O(h) of it. Equality
     rows always; one-sided rows by the active set (``_solve_pass``), taking part where the prediction would
     violate them; each damper row by its soft row (``_damper_residual``, linear: met exactly here). RATTLE's
-    only: the trap variants (``shake``) start from the drift alone, and this returns."""
+    only: the trap variants (``shake``) start from the drift alone, and this returns.
+
+    The system is solved divided by h, (G0 W G0^T + c) lambda = -(g(q_n)/h + G0 v - chord_rate), whose matrix is
+    the velocity projection's at the same poses: the previous step's, while ``work`` holds it
+    (HELD_PROJECTION: the same world and h, the poses unmoved since), is taken up with its factored set
+    (``_join_movable_rows``) instead of being assembled and factored again."""
     if not _rattle(solver):
         return
     for r in range(rows.kind.size):
         work.impulse_position[r] = 0.0
         if rows.damping[r] > 0.0:
-            work.residual[r] = _damper_residual(rows, bodies, state, world, h, work, r)
+            work.residual[r] = _damper_residual(rows, bodies, state, world, h, work, r) / h
         else:
             rate = _start_rate(rows, bodies, state, world, r, work)
-            work.residual[r] = work.start_value[r] + h * (rate - work.chord_rate[r])
-    _prepare_shake(rows, bodies, state, world, h, work.start_gradient, work)
-    _solve_pass(rows, work, work.impulse_position, solver.tolerance)
+            work.residual[r] = work.start_value[r] / h + rate - work.chord_rate[r]
+    if _holds(work, HELD_PROJECTION, world, h):
+        _join_movable_rows(rows, work)
+    else:
+        _prepare_shake(rows, bodies, state, world, work.start_gradient, work)
+    forget_matrix(work)
+    _solve_pass(rows, work, work.impulse_position, solver.tolerance / h)
     for r in range(rows.kind.size):
         if work.delta[r] != 0.0:
             work.impulse_position[r] = work.delta[r]
@@ -799,9 +850,11 @@ def _shake_direct(rows, bodies, solver, state, world, h, work):
         if worst <= solver.tolerance:
             return iteration + 1
         if iteration == 0 or worst > SLOW_GAIN * previous:
-            _prepare_shake(rows, bodies, state, world, h, work.gradient, work)
+            _prepare_shake(rows, bodies, state, world, work.gradient, work)
         previous = worst
-        _solve_pass(rows, work, work.impulse_position, solver.tolerance)
+        for r in range(rows.kind.size):
+            work.residual[r] /= h  # (the solve's unit, as predict_shake's)
+        _solve_pass(rows, work, work.impulse_position, solver.tolerance / h)
         _apply_shake(rows, bodies, solver, state, world, h, work)
     return -1
 
@@ -935,12 +988,13 @@ def shake(rows, bodies, solver, state, world, h, work):
     GAUSS_SEIDEL) solves g(lambda) = 0 by a quasi-Newton iteration on all rows at once:
         delta = -K^{-1} g(q),  K = h G W G0^T  (the derivative dg/dlambda: dc/dlambda = h G0_x^T / m exactly,
                                                  dtheta/dlambda = h W G0_theta^T to O(h |omega|)),
-    with G and W taken once, at the first iterate (after the drift), and K LU-factored once (again only
-    when the active set of one-sided rows changes, see ``_solve_pass``). K misses the true derivative by
-    O(h |omega|) (the turn of G and W over the iterations, and the free-rotor flow's curvature), so each
-    iteration gains about that factor: a few iterations from the predicted start. The error of an iterate is the
-    largest |g| over the equality rows and the one-sided rows that act (``_acting_error``); the projection
-    has converged when that is at most ``solver.tolerance``.
+    solved divided by h (as ``predict_shake``'s system), with G and W taken once, at the first iterate (after the
+    drift), and K LU-factored once (again only when the active set of one-sided rows changes, see
+    ``_solve_pass``, or when an iteration gains less than SLOW_GAIN). K misses the true derivative by O(h |omega|)
+    (the turn of G and W over the iterations, and the free-rotor flow's curvature), so each iteration gains about
+    that factor: a few iterations from the predicted start. The error of an iterate is the largest |g| over the
+    equality rows and the one-sided rows that act (``_acting_error``); the projection has converged when that is
+    at most ``solver.tolerance``.
 
     The trap variants keep sweeps over the rows (``_shake_sweeps``): Jacobi (every error evaluated once per
     sweep, then all impulses applied) diverges on coupled rows; the CURRENT gradient (impulses along G(q)
@@ -1055,6 +1109,7 @@ def begin_projection(rows, bodies, solver, state, world, half, work):
         if work.active[r]:
             work.matrix[r, r] += work.compliance[r]
     work.threshold[0] = solver.velocity_tolerance
+    _hold(work, HELD_PROJECTION, world, 2.0 * half)
 
 
 @kernel

@@ -81,6 +81,7 @@ from .constraints import (
     Workspace,
     begin_step,
     clear_workspace,
+    forget_matrix,
     predict_shake,
     project_velocity,
     shake,
@@ -376,6 +377,7 @@ def _restore(state, contacts, world, contacting, snapshot, work):
     """Put world ``world`` back as ``snapshot`` holds it, and the rows' warm starts in ``work`` with it."""
     _snapshot(state, contacts, world, contacting, snapshot, True)
     _keep_impulses(state, world, work, False)
+    forget_matrix(work)
 
 
 @kernel
@@ -465,10 +467,11 @@ def _step(bodies, actuators, env, linkage, geoms, confinements, windows, state, 
     if contacting and settle_contacts(geoms, linkage, bodies, env, state, world, h, wrench, contacts, contact_scratch,
                                       work, joined, step_scratch.saved_impulses) < 0:
         return CONTACTS_NOT_SOLVED
-    if confinements.body.size > 0 and not confine(confinements, bodies.inv_mass, bodies.inv_inertia, state.com[world],
-                                                  state.vel[world], state.momentum[world], state.quat[world],
-                                                  step_scratch.rule_scratch):
-        return NOT_CONFINED
+    if confinements.body.size > 0:
+        forget_matrix(work)  # (the poses the projection's matrix was assembled at may move)
+        if not confine(confinements, bodies.inv_mass, bodies.inv_inertia, state.com[world], state.vel[world],
+                       state.momentum[world], state.quat[world], step_scratch.rule_scratch):
+            return NOT_CONFINED
     if not _finite(state, world):
         return NON_FINITE
     if constrained:

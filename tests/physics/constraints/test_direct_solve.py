@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from numba import njit
 
 import mechgym
@@ -94,3 +95,75 @@ def test_the_lu_solves_mixed_scales_and_consistent_dependent_rows():
     x = rhs.copy()
     rattle.solve_factored(factored, n, rank, pivot, pivot_column, x)
     np.testing.assert_allclose(matrix @ x, rhs, rtol=0, atol=1e-12 * np.max(np.abs(rhs)))
+
+
+def test_the_lu_solves_a_block_sparse_system_whose_blocks_share_nothing():
+    # K of rows on bodies that share none is block diagonal: the elimination skips the zero multipliers.
+    blocks = [RNG.normal(size=(3, 3)) for _ in range(3)]
+    matrix = np.zeros((9, 9))
+    for k, block in enumerate(blocks):
+        matrix[3 * k:3 * k + 3, 3 * k:3 * k + 3] = block @ block.T + np.eye(3) * 10.0 ** (3 * k - 3)
+    n = 9
+    pivot, pivot_column, diagonal = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros(n)
+    rhs = RNG.normal(size=n)
+    factored, x = matrix.copy(), rhs.copy()
+    assert rattle.factor(factored, n, pivot, pivot_column, diagonal) == n
+    rattle.solve_factored(factored, n, n, pivot, pivot_column, x)
+    np.testing.assert_allclose(x, np.linalg.solve(matrix, rhs), rtol=1e-12, atol=0)
+
+
+@njit(cache=True)
+def _predicted_impulses(bodies, env, linkage, state, h, wrench, impulse, work, poison, forget, out):
+    """One step of world 0 up to its velocity projection, then the next step's opening kick and ``predict_shake``
+    (its impulses into ``out``). ``poison``: the projection's matrix and LU factors set to NaN before that;
+    ``forget``: then ``forget_matrix``, as every stage that moves the poses after the projection calls it."""
+    rows, solver = linkage.rows, linkage.solver
+    rattle.begin_step(rows, bodies, state, 0, h, work)
+    opening_kick(bodies, env, state, 0, 0.5 * h, wrench, impulse)
+    rattle.predict_shake(rows, bodies, solver, state, 0, h, work)
+    drift(bodies, state, 0, h)
+    rattle.shake(rows, bodies, solver, state, 0, h, work)
+    opening_kick(bodies, env, state, 0, 0.5 * h, wrench, impulse)
+    rattle.project_velocity(rows, bodies, solver, state, 0, h, work)
+    if poison:
+        work.matrix[:, :] = np.nan
+        work.factored[:, :] = np.nan
+    if forget:
+        rattle.forget_matrix(work)
+    rattle.begin_step(rows, bodies, state, 0, h, work)
+    opening_kick(bodies, env, state, 0, 0.5 * h, wrench, impulse)
+    rattle.predict_shake(rows, bodies, solver, state, 0, h, work)
+    out[:] = work.impulse_position
+
+
+def test_shakes_first_iterate_takes_up_the_velocity_projections_matrix_of_the_same_poses():
+    # The projection's K = G W G^T + c at q_{n+1} is the next prediction's matrix at q_n: taken up with its LU
+    # factors (poisoned, the prediction is not finite) unless forgotten (assembled again: the same impulses).
+    sim = mechgym.load(DOUBLE_PENDULUM, backend="mechgym", dt=1e-3)
+    engine, bodies, count = sim.engine, sim._state.com.shape[1], sim.engine.linkage.rows.kind.size
+    results = {}
+    for poison, forget in ((False, False), (True, False), (True, True)):
+        out = np.zeros(count)
+        _predicted_impulses(engine.bodies, engine.env, engine.linkage, sim._state.copy(), 1e-3, np.zeros((bodies, 6)),
+                            np.zeros((bodies, 6)), rattle.Workspace.empty(bodies, count), poison, forget, out)
+        results[poison, forget] = out
+    assert np.all(np.isfinite(results[False, False])) and np.any(results[False, False] != 0.0)
+    assert not np.all(np.isfinite(results[True, False]))
+    np.testing.assert_array_equal(results[True, True], results[False, False])
+
+
+@pytest.mark.parametrize("scene", ["double pendulum", "hinge limit", "gripper"])
+def test_one_call_of_many_steps_equals_one_call_per_step_bit_for_bit(scene):
+    # Each call assembles the prediction's first matrix anew; within a call each step takes up the previous
+    # step's projection (a hinge limit's one-sided rows joining it when they do not act; the gripper's dampers
+    # and contacts): the same trajectory either way.
+    source = {"double pendulum": DOUBLE_PENDULUM, "gripper": "gripper",
+              "hinge limit": LIMIT_SCENE.replace("</worldbody>", f'</worldbody><keyframe><key qpos='
+                                                 f'"{-math.radians(60.0)!r}"/></keyframe>')}[scene]
+    whole, single = (mechgym.load(source, backend="mechgym", dt=2e-3) for _ in range(2))
+    whole.step(300)
+    for _ in range(300):
+        single.step(1)
+    assert whole._step_scratch.work.held[0] == rattle.HELD_PROJECTION
+    for name in ("com", "quat", "vel", "momentum", "impulse_position", "impulse_velocity"):
+        np.testing.assert_array_equal(getattr(whole._state, name), getattr(single._state, name), err_msg=name)
