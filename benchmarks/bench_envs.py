@@ -61,15 +61,22 @@ def start_up(env_id: str, backend: str) -> float:
                                     check=True).stdout) for _ in range(3))
 
 
+def cold_start(envs=ENVS, prelude: str = "", epilogue: str = "") -> list[str]:
+    """Run the first step of each environment in ``envs`` on the in-house engine (``COLD``) in a fresh interpreter
+    with numba's cache in an empty folder, the code ``prelude`` before it and ``epilogue`` after; returns the lines
+    it printed, the first after the prelude's being COLD's seconds."""
+    with tempfile.TemporaryDirectory() as cache:
+        run = subprocess.run([sys.executable, "-c", f"{prelude}\n{COLD.format(envs=tuple(envs))}\n{epilogue}"],
+                             capture_output=True, text=True, env={**os.environ, "NUMBA_CACHE_DIR": cache})
+    if run.returncode != 0:
+        raise RuntimeError(f"the cold start failed:\n{run.stderr[-3000:]}")
+    return run.stdout.splitlines()
+
+
 def cold_compile() -> float:
     """Seconds from a fresh interpreter to the first step of every environment on the in-house engine with
     numba's cache in an empty folder: the engine's first compile (once)."""
-    with tempfile.TemporaryDirectory() as cache:
-        run = subprocess.run([sys.executable, "-c", COLD.format(envs=ENVS)], capture_output=True, text=True,
-                             env={**os.environ, "NUMBA_CACHE_DIR": cache})
-    if run.returncode != 0:
-        raise RuntimeError(f"the cold start failed:\n{run.stderr[-3000:]}")
-    return float(run.stdout)
+    return float(cold_start()[-1])
 
 
 def print_cold_compile(seconds: float) -> None:

@@ -2,8 +2,8 @@
 
     python benchmarks/profile_compile.py [--envs CubeDrop Gripper SliderCrank] [--top K]
 
-Runs ``gymnasium.make`` + reset + one step of each env on the in-house engine in a fresh process with numba's
-cache in an empty folder (so everything compiles), and prints:
+Runs the cold start of ``bench_envs`` (``gymnasium.make`` + reset + one step of each env on the in-house engine, in
+a fresh process with numba's cache in an empty folder, so that everything compiles) and prints:
 - each compiled function's own time (its compile less the compiles of the callees it triggered) and its whole
   time, from numba's ``numba:compile`` events;
 - LLVM's share by phase, timed around numba's code library methods (function passes on each new module; module
@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
-import tempfile
+from pathlib import Path
 
-CHILD = r"""
-import collections, json, sys, time
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bench_envs  # noqa: E402
+
+# Run in the fresh interpreter before bench_envs.COLD's first steps: the listener and the timers.
+PRELUDE = r"""
+import collections, json, time
 from numba.core import codegen, event
 
 stack, own, whole, count = [], collections.Counter(), collections.Counter(), collections.Counter()
@@ -65,16 +68,8 @@ timed(codegen.CPUCodeLibrary, "_optimize_functions", "function passes")
 timed(codegen.CPUCodeLibrary, "_optimize_final_module", "module passes (with the callees linked in)")
 timed(codegen.JITCodeLibrary, "_finalize_specific", "machine code")
 event.register("numba:compile", Compiles())
-start = time.perf_counter()
-import gymnasium
-import mechgym  # noqa: F401
-for name in sys.argv[1:]:
-    env = gymnasium.make(f"mechgym/{name}-v0", backend="mechgym")
-    env.reset(seed=0)
-    env.step(env.action_space.sample())
-print(json.dumps({"total": time.perf_counter() - start, "phases": phases,
-                  "functions": [(n, own[n], whole[n], count[n]) for n in own]}))
 """
+EPILOGUE = """print(json.dumps({"phases": phases, "functions": [(n, own[n], whole[n], count[n]) for n in own]}))"""
 
 
 def main() -> None:
@@ -82,17 +77,12 @@ def main() -> None:
     parser.add_argument("--envs", nargs="+", default=["CubeDrop", "Gripper", "SliderCrank"])
     parser.add_argument("--top", type=int, default=25, help="functions listed (default 25)")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as cache:
-        run = subprocess.run([sys.executable, "-c", CHILD, *args.envs], capture_output=True, text=True,
-                             env={**os.environ, "NUMBA_CACHE_DIR": cache})
-    if run.returncode != 0:
-        raise SystemExit(f"the cold compile failed:\n{run.stderr[-3000:]}")
-    result = json.loads(run.stdout.splitlines()[-1])
-    total = result["total"]
+    *_, seconds, report = bench_envs.cold_start([f"mechgym/{name}-v0" for name in args.envs], PRELUDE, EPILOGUE)
+    total, result = float(seconds), json.loads(report)
     functions = result["functions"]
     print(f"cold start of {', '.join(args.envs)}: {total:.0f} s, {sum(c for *_, c in functions)} compiles")
-    for phase, seconds in result["phases"].items():
-        print(f"  LLVM {phase:<45} {seconds:6.1f} s  {100 * seconds / total:4.1f} %")
+    for phase, spent in result["phases"].items():
+        print(f"  LLVM {phase:<45} {spent:6.1f} s  {100 * spent / total:4.1f} %")
     print(f"\n{'own s':>7} {'whole s':>8}  function (own: less the callees' compiles it triggered)")
     for name, mine, entire, times in sorted(functions, key=lambda row: -row[1])[:args.top]:
         print(f"{mine:7.1f} {entire:8.1f}  {name}" + (f"  (x{times})" if times > 1 else ""))
