@@ -20,7 +20,9 @@ The constraint stages run only when the scene has rows (joints, equalities, rods
 step is Engine I's velocity Verlet unchanged. When geoms can collide the contact stages of
 :mod:`mechgym.physics.contact` run too: warm_start after the opening kick; find_contacts (at the poses SHAKE
 left), correct_positions and join_near after the drift; solve_contacts and settle_contacts after the
-closing kick. With rows too, contacts and constraints are coupled at both levels: the position correction
+closing kick. In a step that finds no contact, after one that had none, and with no body whose gaps the sweep
+carried over a large turn (``contact.Scratch.stale``), every stage after find_contacts is a no-op and is skipped
+(a body in flight). With rows too, contacts and constraints are coupled at both levels: the position correction
 moves the poses along the contact normals and the rows' gradients together, so that it removes penetration
 without breaking a joint (``contact.correct_positions``), and after the velocity projection of the rows the
 contact solve sweeps the contacts and the rows' blocks in turn until both are converged: one velocity-level
@@ -432,11 +434,14 @@ def _step(bodies, actuators, env, linkage, geoms, confinements, windows, state, 
     if constrained and (shake(rows, bodies, solver, state, world, h, work) < 0
                         or kinetic_energy(bodies, state, world) > SHAKE_HEATING * kinetic + SHAKE_HEATING_FLOOR):
         return NOT_PROJECTED
+    engaged = False  # contact stages past find_contacts needed (module docstring)
     if contacting:
         found = find_contacts(geoms, bodies, env, state, world, t1, h, work.com0, work.quat0, work.vel0,
                               work.momentum0, contacts, contact_scratch, MARGIN, True, False)
         if found < 0 or found > capacity:
             return TOO_MANY_CONTACTS
+        engaged = found > 0 or contacts.prev_count[world] > 0 or contact_scratch.stale.any()
+    if engaged:
         corrected = correct_positions(geoms, linkage, bodies, state, world, contacts, contact_scratch, work, joined,
                                       not finest)
         if corrected == -2:
@@ -461,10 +466,10 @@ def _step(bodies, actuators, env, linkage, geoms, confinements, windows, state, 
         opening_kick(bodies, env, state, world, half, wrench, impulse)
         if constrained and project_velocity(rows, bodies, solver, state, world, h, work) < 0:
             return NOT_PROJECTED
-        if contacting and solve_contacts(linkage, bodies, state, world, h, contacts, contact_scratch, work, joined,
+        if engaged and solve_contacts(linkage, bodies, state, world, h, contacts, contact_scratch, work, joined,
                                          False) < 0:
             return CONTACTS_NOT_SOLVED
-    if contacting and settle_contacts(geoms, linkage, bodies, env, state, world, h, wrench, contacts, contact_scratch,
+    if engaged and settle_contacts(geoms, linkage, bodies, env, state, world, h, wrench, contacts, contact_scratch,
                                       work, joined, step_scratch.saved_impulses) < 0:
         return CONTACTS_NOT_SOLVED
     if confinements.body.size > 0:
