@@ -110,7 +110,7 @@ class GripperEnv(MechEnv):
         table = model.geom("table")
         self.table_top = float(table.pos[2] + table.size[2])
         self.finger_travel = self._fingers[0][2]  # m: the finger servos' ctrlrange top (0 is open)
-        self._pad_card = {frozenset(("left_pad", "card")): 0, frozenset(("right_pad", "card")): 1}
+        self._pad_card = (frozenset(("left_pad", "card")), frozenset(("right_pad", "card")))
 
     def scripted_policy(self) -> PickAndLift:
         """The hand-written controller that solves the task from the observations alone."""
@@ -202,12 +202,8 @@ class GripperEnv(MechEnv):
 
     # ----------------------------------------------------------------- task geometry
     def _pad_contacts(self) -> np.ndarray:
-        touching = np.zeros(2)
-        for contact in self.sim.contacts():
-            index = self._pad_card.get(frozenset((contact.geom1, contact.geom2)))
-            if index is not None:
-                touching[index] = 1.0
-        return touching
+        touching = self.sim.touching()
+        return np.array([1.0 if pair in touching else 0.0 for pair in self._pad_card])
 
     def card_bottom(self) -> float:
         """Height (m) of the card's lowest point above the table top."""

@@ -144,6 +144,7 @@ class Simulator(ABC):
         # whenever the state changes (step, reset, set_state): a task reads the same bodies several times a step.
         self._now: dict[Any, Any] = {}
         self._geom_names = [name_of(model, mujoco.mjtObj.mjOBJ_GEOM, g) for g in range(model.ngeom)]
+        self._body_ids: dict[str, int] = {}  # names looked up so far (a task reads its bodies every step)
 
     # ----------------------------------------------------------------- time and stepping
     @property
@@ -206,10 +207,13 @@ class Simulator(ABC):
     # ----------------------------------------------------------------- names
     def body_id(self, name: str) -> int:
         """Index of a named body; ``ValueError`` naming the valid bodies otherwise."""
-        index = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_BODY, name) if isinstance(name, str) else -1
-        if index < 0:
-            names = [mujoco.mj_id2name(self.model, mujoco.mjtObj.mjOBJ_BODY, b) for b in range(self.model.nbody)]
-            raise ValueError(f"unknown body {name!r}; bodies are {[n for n in names if n]}")
+        index = self._body_ids.get(name) if isinstance(name, str) else None
+        if index is None:
+            index = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_BODY, name) if isinstance(name, str) else -1
+            if index < 0:
+                names = [mujoco.mj_id2name(self.model, mujoco.mjtObj.mjOBJ_BODY, b) for b in range(self.model.nbody)]
+                raise ValueError(f"unknown body {name!r}; bodies are {[n for n in names if n]}")
+            self._body_ids[name] = index
         return index
 
     def geom_name(self, index: int) -> str:
@@ -295,6 +299,11 @@ class Simulator(ABC):
     @abstractmethod
     def contacts(self) -> list[Contact]:
         """Contacts at the current state, with the forces that hold them (see :class:`Contact`)."""
+
+    @abstractmethod
+    def touching(self) -> set[frozenset[str]]:
+        """The geom pairs (names) of ``contacts()``, without computing their forces: a task that asks which
+        geoms touch every step."""
 
     @abstractmethod
     def _ctrl_array(self) -> np.ndarray: ...

@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -165,15 +166,13 @@ class MechVectorEnv(VectorEnv):
         """The vector info of the episodes' infos, (episode, info) in order: what Gymnasium's ``_add_info``
         makes of them one by one (per key an array over the episodes, of the type of the key's first value, and
         its mask ``_key``; a dict value batched likewise; ``final_obs`` an object array), built key by key."""
-        values: dict[str, list[tuple[int, Any]]] = {}
-        for i, info in infos:
-            for key, value in info.items():
-                values.setdefault(key, []).append((i, value))
         batched: dict[str, Any] = {}
-        for key, entries in values.items():
-            first, episodes = entries[0][1], [i for i, _ in entries]
+        for key in dict.fromkeys(chain.from_iterable(info for _, info in infos)):  # (in order of first appearance)
+            episodes = [i for i, info in infos if key in info]
+            values = [info[key] for _, info in infos if key in info]
+            first = values[0]
             if key != "final_obs" and isinstance(first, dict):
-                batched[key] = self._batched(entries)
+                batched[key] = self._batched(list(zip(episodes, values, strict=True)))
             else:
                 if key == "final_obs" or not (type(first) in (int, float, bool) or isinstance(first, np.number
                                                                                           | np.ndarray)):
@@ -183,10 +182,10 @@ class MechVectorEnv(VectorEnv):
                 else:
                     array = np.zeros(self.num_envs, dtype=type(first))
                 if array.dtype == object:  # (element by element: an array value must stay one element)
-                    for i, value in entries:
+                    for i, value in zip(episodes, values, strict=True):
                         array[i] = value
                 else:
-                    array[episodes] = [value for _, value in entries]
+                    array[episodes] = values
                 batched[key] = array
             mask = np.zeros(self.num_envs, dtype=np.bool_)
             mask[episodes] = True

@@ -104,6 +104,11 @@ class MechgymSimulator(Simulator):
         self._scratch = Scratch.empty(model.ngeom, bodies, self._capacity, self._pairs)
         self._step_scratch = StepScratch.fitting(self._state, linkage, self._contacts, self.engine.confinements)
         self._kernel = Direct(advance)  # advance without the dispatcher's per-call typing (physics.dispatch)
+        # what a reset calls (an RL run resets every few hundred steps): a MuJoCo data for the initial poses' frames,
+        # and the contact set's set-up kernels, each without the per-call typing
+        self._reset_data = mujoco.MjData(model)
+        self._sweep_setup, self._resting_forces = Direct(sweep_setup), Direct(resting_forces)
+        self._prime_contacts = Direct(prime_contacts)
         self.reset()
 
     # ----------------------------------------------------------------- stepping
@@ -201,7 +206,7 @@ class MechgymSimulator(Simulator):
         return self._ctrl[0]
 
     def _body_state(self, body: int) -> BodyState:
-        index = self.engine.body_index[body]
+        index = int(self.engine.body_index[body])  # (a Python int: Direct types it without numba's typeof)
         if index < 0:
             return BodyState(self.engine.static_pos[body].copy(), self.engine.static_quat[body].copy(),
                              np.zeros(3), np.zeros(3))
@@ -253,6 +258,13 @@ class MechgymSimulator(Simulator):
                                   contacts.point[i].copy(), normal, normal_force, force - normal_force * normal))
         return result
 
+    def touching(self) -> set[frozenset[str]]:
+        contacts, names = self._contacts, self._geom_names
+        count = min(int(contacts.count[0]), self._capacity)
+        pairs = zip(contacts.geom1[:count].tolist(), contacts.geom2[:count].tolist(), contacts.active[:count].tolist(),
+                    strict=True)
+        return {frozenset((names[a], names[b])) for a, b, active in pairs if active}
+
     # ----------------------------------------------------------------- state
     def _physics_state(self):
         state, contacts = self._state.copy(), self._contacts.copy()
@@ -269,8 +281,8 @@ class MechgymSimulator(Simulator):
         self._ctrl[...] = ctrl
 
     def _reset_physics(self, qpos: np.ndarray, qvel: np.ndarray, ctrl: np.ndarray) -> None:
-        model = self.model
-        data = mujoco.MjData(model)
+        model, data = self.model, self._reset_data
+        mujoco.mj_resetData(model, data)
         data.qpos[:], data.qvel[:] = qpos, qvel
         mujoco.mj_kinematics(model, data)
         mujoco.mj_comPos(model, data)
@@ -282,15 +294,15 @@ class MechgymSimulator(Simulator):
         self._state.chord_rate[0] = 0.0
         self._ctrl[0] = ctrl
         self.subdivided_steps = 0
-        self._contacts.assign(ContactSet.empty(1, self._capacity, EVENTS))
+        self._contacts.clear()
         self._scratch.order[...] = np.arange(self._scratch.order.size)
         engine = self.engine
         if engine.env.contacts:
-            sweep_setup(engine.geoms, self._scratch, self._state)
+            self._sweep_setup(engine.geoms, self._scratch, self._state)
             scratch = self._step_scratch
-            resting_forces(engine.bodies, engine.actuators, engine.env, engine.linkage, self._state, 0, self._ctrl[0],
-                           scratch)
-            if prime_contacts(engine.geoms, engine.linkage, engine.bodies, engine.env, self._state, 0, self._dt,
-                              scratch.wrench, self._contacts, self._scratch, scratch.work, scratch.joined,
-                              scratch.saved_impulses, MARGIN) < 0:
+            self._resting_forces(engine.bodies, engine.actuators, engine.env, engine.linkage, self._state, 0,
+                                 self._ctrl[0], scratch)
+            if self._prime_contacts(engine.geoms, engine.linkage, engine.bodies, engine.env, self._state, 0, self._dt,
+                                    scratch.wrench, self._contacts, self._scratch, scratch.work, scratch.joined,
+                                    scratch.saved_impulses, MARGIN) < 0:
                 self._fail("the resting contact forces of the initial state did not converge")

@@ -161,6 +161,10 @@ class MujocoSimulator(Simulator):
                                   float(wrench[0]), wrench[1] * frame[1] + wrench[2] * frame[2]))
         return result
 
+    def touching(self) -> set[frozenset[str]]:
+        data, names = self._derived(), self._geom_names
+        return {frozenset((names[a], names[b])) for a, b in data.contact.geom[: data.ncon].tolist()}
+
     # ----------------------------------------------------------------- state
     def _physics_state(self):
         state = np.empty(mujoco.mj_stateSize(self.model, _STATE))

@@ -105,9 +105,7 @@ def run_drop(backend: str, dt: float, contact: str = "default", duration: float 
         lowest = min(lowest, centre)
         if first_overlap is None and geometry.overlaps_slab(centre):
             first_overlap = centre
-        contact_seen = contact_seen or any(
-            {c.geom1, c.geom2} == {CUBE_GEOM, SLAB_GEOM} for c in sim.contacts()
-        )
+        contact_seen = contact_seen or frozenset((CUBE_GEOM, SLAB_GEOM)) in sim.touching()
     return DropResult(backend, contact, dt, geometry.impact_speed * dt, first_overlap, contact_seen, lowest,
                       centre, centre > geometry.mid_plane)
 

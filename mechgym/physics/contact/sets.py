@@ -130,6 +130,11 @@ class ContactSet(NamedTuple):
         for mine, theirs in zip(self, other, strict=True):
             mine[...] = theirs
 
+    def clear(self) -> None:
+        """Empty the set in place: every array back to ``empty``'s zeros."""
+        for array in self:
+            array[...] = 0
+
     @staticmethod
     def empty(worlds: int, capacity: int = 64, events: int = 256) -> ContactSet:
         n = worlds * capacity
