@@ -21,8 +21,8 @@ step is Engine I's velocity Verlet unchanged. When geoms can collide the contact
 :mod:`mechgym.physics.contact` run too: warm_start after the opening kick; find_contacts (at the poses SHAKE
 left), correct_positions and join_near after the drift; solve_contacts and settle_contacts after the
 closing kick. In a step that finds no contact, after one that had none, and with no body whose gaps the sweep
-carried over a large turn (``contact.Scratch.stale``), every stage after find_contacts is a no-op and is skipped
-(a body in flight). With rows too, contacts and constraints are coupled at both levels: the position correction
+carried over a large turn (``contact.Scratch.stale``), correct_positions, join_near, solve_contacts and
+settle_contacts are no-ops and are skipped (a body in flight; the implicit closing kick still calls its solve). With rows too, contacts and constraints are coupled at both levels: the position correction
 moves the poses along the contact normals and the rows' gradients together, so that it removes penetration
 without breaking a joint (``contact.correct_positions``), and after the velocity projection of the rows the
 contact solve sweeps the contacts and the rows' blocks in turn until both are converged: one velocity-level
@@ -467,10 +467,10 @@ def _step(bodies, actuators, env, linkage, geoms, confinements, windows, state, 
         if constrained and project_velocity(rows, bodies, solver, state, world, h, work) < 0:
             return NOT_PROJECTED
         if engaged and solve_contacts(linkage, bodies, state, world, h, contacts, contact_scratch, work, joined,
-                                         False) < 0:
+                                      False) < 0:
             return CONTACTS_NOT_SOLVED
     if engaged and settle_contacts(geoms, linkage, bodies, env, state, world, h, wrench, contacts, contact_scratch,
-                                      work, joined, step_scratch.saved_impulses) < 0:
+                                   work, joined, step_scratch.saved_impulses) < 0:
         return CONTACTS_NOT_SOLVED
     if confinements.body.size > 0:
         forget_matrix(work)  # (the poses the projection's matrix was assembled at may move)
