@@ -22,11 +22,11 @@ step is Engine I's velocity Verlet unchanged. When geoms can collide the contact
 left), correct_positions and join_near after the drift; solve_contacts and settle_contacts after the
 closing kick. In a step that finds no contact, after one that had none, and with no body whose gaps the sweep
 carried over a large turn (``contact.Scratch.stale``), correct_positions, join_near, solve_contacts and
-settle_contacts are no-ops and are skipped (a body in flight; the implicit closing kick still calls its solve). With rows too, contacts and constraints are coupled at both levels: the position correction
-moves the poses along the contact normals and the rows' gradients together, so that it removes penetration
-without breaking a joint (``contact.correct_positions``), and after the velocity projection of the rows the
-contact solve sweeps the contacts and the rows' blocks in turn until both are converged: one velocity-level
-solve (``contact.solve_contacts``).
+settle_contacts are no-ops and are skipped (a body in flight; the implicit closing kick still calls its solve).
+With rows too, contacts and constraints are coupled at both levels: the position correction moves the poses along
+the contact normals and the rows' gradients together, so that it removes penetration without breaking a joint
+(``contact.correct_positions``), and after the velocity projection of the rows the contact solve sweeps the contacts
+and the rows' blocks in turn until both are converged: one velocity-level solve (``contact.solve_contacts``).
 
 A step whose solve fails (SHAKE, the velocity projection, the contact solve, the implicit kick, a
 confinement, or a non-finite state), or whose position correction would turn a body by more than

@@ -28,9 +28,10 @@ CORRECTION_TURN = 0.5
 # A squeeze (a thin card between two pads on joints) makes the contacts nearly dependent, and the sweeps then
 # gain little per sweep near the solution (a card squeezed while it slid: an eigenvalue of the pushing set's
 # matrix 1e-7 times its diagonal, 2e-11 m gained per sweep, 10^5 sweeps not enough). Every DIRECT_EVERY sweeps
-# the pushing set the sweeps have found is solved directly (``_direct_step``); an island of at most SMALL_ISLAND
-# contacts every SMALL_DIRECT_EVERY sweeps, its matrix being cheap (a slider rattling in its notch, two to four
-# corners on a wall joined through the crank: 44 -> 35 µs per step at 0.1 ms). After SLOW_SWEEPS sweeps a
+# the pushing set the sweeps have found is solved directly (``_direct_step``); in a scene with rows, an island of at
+# most SMALL_ISLAND contacts every SMALL_DIRECT_EVERY sweeps: its matrix is cheap, and the joined responses make
+# each sweep dear and slow to converge (a slider rattling in its notch, two to four corners on a wall joined
+# through the crank: 44 -> 36 µs per step at 0.1 ms). After SLOW_SWEEPS sweeps a
 # correction whose gaps are all within SLOW_GAP (m) of complementarity is taken as converged (far below TOUCH,
 # so no contact changes its state), and the direct steps from then on aim at SLOW_GAP: where a pad went 2.5 mm into the
 # card's edge, the pushing set's equations could be met to 5e-13 m only, above POSITION_TOLERANCE.
@@ -171,9 +172,9 @@ def _correct(linkage, bodies, state, world, contacts, scratch, work, joined):
     projected Gauss-Seidel on the normals found after the drift (or at a swept body's first-touch pose), then
     move the centres by dx and turn the frames by dtheta (q <- exp(dtheta) q, world frame); converged when no
     sweep moves a gap by more than POSITION_TOLERANCE, when a direct step (every DIRECT_EVERY sweeps,
-    SMALL_DIRECT_EVERY on a small island) leaves no gap below its target by more than its tolerance and no pushing
-    one above it by more than PUSHING_GAP (``_within``), or, after SLOW_SWEEPS, when the gaps are within SLOW_GAP
-    of that.
+    SMALL_DIRECT_EVERY on a small island with rows) leaves no gap below its target by more than its tolerance and
+    no pushing one above it by more than PUSHING_GAP (``_within``), or, after SLOW_SWEEPS, when the gaps are within
+    SLOW_GAP of that.
     The contacts within the margin that do not touch take part with the target 0: they carry
     no correction of their own, but no correction may push them into penetration (a plate righted at one
     corner must not dig the other corner in). Returns the sweeps used, or -1 if not converged.
@@ -235,7 +236,7 @@ def _correct_island(linkage, bodies, state, world, contacts, scratch, work, join
     convergence, into ``scratch.displacement`` and ``scratch.lam``; returns the sweeps used, or -1."""
     base = world * (contacts.prev_geom1.size // contacts.count.size)
     rows, displacement = linkage.rows, scratch.displacement
-    every = SMALL_DIRECT_EVERY if hi - lo <= SMALL_ISLAND else DIRECT_EVERY
+    every = SMALL_DIRECT_EVERY if rows.kind.size > 0 and hi - lo <= SMALL_ISLAND else DIRECT_EVERY
     for sweep in range(MAX_SWEEPS):
         worst = 0.0
         for n in range(lo, hi):
