@@ -25,7 +25,6 @@ def test_events_since_an_index_are_the_events_from_that_index_on(backend):
         assert sim.events_since(start) == events[start:]
 
 
-
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_touching_names_the_geom_pairs_of_the_contacts(backend):
     """``touching()`` is the set of ``contacts()``' geom pairs at every control step of the gripper's scripted
