@@ -33,7 +33,7 @@ def _clamp(value, limited, low, high):
     return value
 
 
-@kernel(inline="always")
+@kernel(inline=True)
 def actuator_force(actuators, i, ctrl, length, velocity):
     """MuJoCo's force of actuator i (N or N m) for the controls ``ctrl``, the transmission length (m or rad)
     and velocity (m/s or rad/s): a = clamp((gain0 + gain_len l + gain_vel v) u + bias0 + bias_len l
@@ -44,7 +44,7 @@ def actuator_force(actuators, i, ctrl, length, velocity):
     return _clamp(force, actuators.force_limited[i], actuators.force_range[i, 0], actuators.force_range[i, 1])
 
 
-@kernel(inline="always")
+@kernel(inline=True)
 def actuator_wrench(actuators, ctrl, frames, wrench):
     """Add every free-joint and site actuator's wrench about its body's COM (N, N m, world) to ``wrench``
     (B, 6), given each body's derived frame row. Actuators on static bodies and hinge/slide actuators (engine

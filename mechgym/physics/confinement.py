@@ -341,7 +341,7 @@ def check_not_a_force_target(names: set[str], target: str) -> None:
 # ----------------------------------------------------------------- the stage
 
 
-@kernel(inline="always")
+@kernel(inline=True)
 def _gap(confinements, i, px, py, pz, face):
     """(gap, nx, ny, nz): how far (m) the world point (px, py, pz) lies inside face ``face`` of confinement
     ``i``'s surface beyond its held distance (>= 0: held), and the face's world normal into the free side."""
@@ -352,14 +352,14 @@ def _gap(confinements, i, px, py, pz, face):
     return d - confinements.held[i], wx, wy, wz
 
 
-@kernel(inline="always")
+@kernel(inline=True)
 def _lever(confinements, k, quat):
     """The world lever (m) of held point ``k`` from the body's centre of mass."""
     p = confinements.points[k]
     return rot(quat[0], quat[1], quat[2], quat[3], p[0], p[1], p[2])
 
 
-@kernel(inline="always")
+@kernel(inline=True)
 def _normal_speed(nx, ny, nz, vel, wx, wy, wz, rx, ry, rz):
     """n . (v + w x r) (m/s): the normal speed of the body's point at lever r."""
     return (nx * (vel[0] + wy * rz - wz * ry) + ny * (vel[1] + wz * rx - wx * rz)

@@ -340,7 +340,7 @@ def evaluate_row(rows, r, state, world, grad):
     return value
 
 
-@kernel(inline="always")
+@kernel(inline=True)
 def _clear_world_columns(a, b, grad):
     """The world does not move: its six gradient columns are zero."""
     if a < 0:
@@ -377,7 +377,7 @@ def coupling(bodies, state, world, a, b, gi, gj, vectors):
             + body_coupling(bodies, state, world, b, gi, LIN_B, gj, LIN_B, vectors))
 
 
-@kernel(inline="always")
+@kernel(inline=True)
 def _kick(bodies, state, world, body, grad, column, impulse):
     """v += P dg/dx / m,  L += P dg/dtheta for an impulse P along one body's gradient columns."""
     if body < 0:
@@ -387,14 +387,14 @@ def _kick(bodies, state, world, body, grad, column, impulse):
         state.momentum[world, body, i] += impulse * grad[column + 3 + i]
 
 
-@kernel(inline="always")
+@kernel(inline=True)
 def apply_impulse(bodies, state, world, a, b, grad, impulse):
     """Apply the impulse ``impulse`` (N s, or N m s for angular rows) along the gradient ``grad`` to a and b."""
     _kick(bodies, state, world, a, grad, LIN_A, impulse)
     _kick(bodies, state, world, b, grad, LIN_B, impulse)
 
 
-@kernel(inline="always")
+@kernel(inline=True)
 def redrift(bodies, state, world, body, h, work):
     """Drift ``body`` again from the start of the step with its corrected half-step velocity and momentum:
     c = c_n + h v_half, q = free-rotor flow of h seconds from q_n at L_half (the drift of step.drift)."""
@@ -407,7 +407,7 @@ def redrift(bodies, state, world, body, h, work):
     free_rotor_drift(state.quat[world, body], bodies.inv_inertia[body], state.momentum[world, body], h)
 
 
-@kernel(inline="always")
+@kernel(inline=True)
 def damper_compliance(damping, h):
     """c = 4 / (h d) of a damper row of damping d (N s/m or N m s/rad) in a step of h seconds (m/s per N s or
     rad/s per N m s; 0 when h or d is 0: no damper acts). Over a half-step the trapezoidal rule gives the
@@ -437,13 +437,13 @@ def begin_step(rows, bodies, state, world, h, work):
             work.damper_start[r] = row_rate(rows, bodies, state, world, r, work.start_gradient[r], work.vectors[0])
 
 
-@kernel(inline="always")
+@kernel(inline=True)
 def _worse(worst, error):
     """max(worst, error), with NaN winning (a non-finite error never counts as converged)."""
     return error if not error <= worst else worst
 
 
-@kernel(inline="always")
+@kernel(inline=True)
 def _acting_error(sense, value, total):
     """|value| when the row acts: always for an equality row; for a one-sided row while it pushes (total
     multiplier != 0, so it must hold or release) or is violated (sense * value < 0); else 0 (slack)."""
@@ -452,7 +452,7 @@ def _acting_error(sense, value, total):
     return 0.0
 
 
-@kernel(inline="always")
+@kernel(inline=True)
 def _damper_error(value, stored, start):
     """The error of a damper row's residual ``value`` = G v + ``stored`` + ``start`` (stored = c P, start =
     G v_start; in SHAKE all three times h): |value| beyond its round-off (``DAMPER_ROUNDING``)."""
@@ -691,23 +691,27 @@ def _solve_pass(rows, work, total, threshold):
 # ---- SHAKE -------------------------------------------------------------------------------------------------
 
 
-@kernel(inline="always")
-def _direction_row(solver, work, r):
-    """The impulse direction of row r in SHAKE: G(q_n) (START) or the current gradient (CURRENT)."""
-    return work.start_gradient[r] if solver.gradient == START else work.gradient[r]
+@kernel(inline=True)
+def _directions(solver, start_gradient, gradient):
+    """The rows' impulse directions in SHAKE: ``start_gradient`` G(q_n) (START) or the current ``gradient``
+    (CURRENT), row by row. (Arrays are returned only as arguments: a kernel has no reference counting.)"""
+    if solver.gradient == START:
+        return start_gradient
+    return gradient
 
 
 @kernel
 def _apply_shake(rows, bodies, solver, state, world, h, work):
     """Add the impulses work.delta (N s, N m s) to ``work.impulse_position`` and apply them along the SHAKE
     directions to the half-step (v, L), then re-drift each body that received one, once."""
+    directions = _directions(solver, work.start_gradient, work.gradient)
     for r in range(rows.kind.size):
         impulse = work.delta[r]
         if impulse == 0.0:
             continue
         a, b = rows.body_a[r], rows.body_b[r]
         work.impulse_position[r] += impulse
-        apply_impulse(bodies, state, world, a, b, _direction_row(solver, work, r), impulse)
+        apply_impulse(bodies, state, world, a, b, directions[r], impulse)
         for body in (a, b):
             if body >= 0:
                 work.kicked[body] = True
@@ -783,7 +787,7 @@ def _position_residuals(rows, bodies, state, world, h, work):
     return worst
 
 
-@kernel(inline="always")
+@kernel(inline=True)
 def _rattle(solver):
     """The solver is RATTLE's (START gradients, GAUSS_SEIDEL: the direct solve), not a trap variant."""
     return solver.gradient == START and solver.sweep == GAUSS_SEIDEL
@@ -872,7 +876,7 @@ def _row_impulse(rows, bodies, solver, state, world, h, work, r, value):
     """SHAKE impulse of row r for the error ``value``: P = -g / (h G W D^T) with D the impulse direction
     (G0 for START, the current G for CURRENT), clamped for one-sided rows. Returns P (0 if degenerate)."""
     k = h * coupling(bodies, state, world, rows.body_a[r], rows.body_b[r], work.gradient[r],
-                     _direction_row(solver, work, r), work.vectors)
+                     _directions(solver, work.start_gradient, work.gradient)[r], work.vectors)
     if not k > 0.0:
         return 0.0
     return _clamped(rows.sense[r], work.impulse_position[r], -value / k)
@@ -914,6 +918,7 @@ def _shake_block(rows, bodies, solver, state, world, h, work, start, end):
     if n == 1:
         return _shake_rows(rows, bodies, solver, state, world, h, work, start, end)
     a, b = rows.body_a[start], rows.body_b[start]
+    directions = _directions(solver, work.start_gradient, work.gradient)
     worst = 0.0
     for i in range(n):
         value = evaluate_row(rows, start + i, state, world, work.gradient[start + i])
@@ -922,12 +927,12 @@ def _shake_block(rows, bodies, solver, state, world, h, work, start, end):
     for i in range(n):
         for j in range(n):
             work.block[i, j] = h * coupling(bodies, state, world, a, b, work.gradient[start + i],
-                                            _direction_row(solver, work, start + j), work.vectors)
+                                            directions[start + j], work.vectors)
     if not solve_block(work.block, work.block_rhs, n):
         return _worse(worst, _shake_rows(rows, bodies, solver, state, world, h, work, start, end))
     for j in range(n):
         work.impulse_position[start + j] += work.block_rhs[j]
-        apply_impulse(bodies, state, world, a, b, _direction_row(solver, work, start + j), work.block_rhs[j])
+        apply_impulse(bodies, state, world, a, b, directions[start + j], work.block_rhs[j])
     redrift(bodies, state, world, a, h, work)
     redrift(bodies, state, world, b, h, work)
     return worst
@@ -940,7 +945,7 @@ def _shake_row(rows, bodies, solver, state, world, h, work, r, impulse):
         return
     a, b = rows.body_a[r], rows.body_b[r]
     work.impulse_position[r] += impulse
-    apply_impulse(bodies, state, world, a, b, _direction_row(solver, work, r), impulse)
+    apply_impulse(bodies, state, world, a, b, _directions(solver, work.start_gradient, work.gradient)[r], impulse)
     redrift(bodies, state, world, a, h, work)
     redrift(bodies, state, world, b, h, work)
 

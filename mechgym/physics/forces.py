@@ -35,7 +35,7 @@ class Windows(NamedTuple):
         return Windows(index, index, np.zeros((0, 6)), np.zeros(0), np.zeros(0))
 
 
-@kernel(inline="always")
+@kernel(inline=True)
 def _fluid(bodies, env, state, world, b, wrench):
     """MuJoCo's inertia-box fluid force (see model._fluid_coefficients), in principal axes:
     F_i = -(c_lin + k_i |u_i|) u_i with u = R_p^T (v_c - wind);  T_i = -(c_ang + k_{3+i} |w_i|) w_i."""
@@ -53,7 +53,7 @@ def _fluid(bodies, env, state, world, b, wrench):
     add_wrench_at(wrench, b, 0.0, 0.0, 0.0, fx, fy, fz, tx, ty, tz)
 
 
-@kernel(inline="always")
+@kernel(inline=True)
 def _damping(bodies, b, frames, wrench):
     """Free-joint dof damping, MuJoCo's qfrc_damper = -d * qvel: f = -d_{0:3} v_o (world axes) at the
     origin, torque -d_{3:6} w_body in body axes."""
@@ -107,7 +107,7 @@ def coordinate_wrench(bodies, actuators, coordinates, state, world, ctrl, scratc
     add_coordinate_forces(coordinates, state, world, scratch.force, scratch.grad, wrench)
 
 
-@kernel(inline="always")
+@kernel(inline=True)
 def smooth_wrench(bodies, actuators, env, state, world, ctrl, frames, wrench):
     """wrench[b] = sum of fluid, free-joint damping and free-joint/site actuator wrenches (N, N m) about each
     COM at the state of ``world``; ``frames`` (B, FRAME_SIZE) holds each body's derived frame afterwards.
@@ -122,7 +122,7 @@ def smooth_wrench(bodies, actuators, env, state, world, ctrl, frames, wrench):
     actuator_wrench(actuators, ctrl, frames, wrench)
 
 
-@kernel(inline="always")
+@kernel(inline=True)
 def window_impulse(windows, world, t0, t1, impulse):
     """impulse[b] = sum over ``world``'s windows of wrench x |[t0, t1) n [start, stop)| (N s, N m s).
 

@@ -252,7 +252,7 @@ def drift(bodies, state, world, h):
         free_rotor_drift(state.quat[world, b], bodies.inv_inertia[b], state.momentum[world, b], h)
 
 
-@kernel(inline="always")
+@kernel(inline=True)
 def closing_kick(bodies, actuators, env, linkage, constrained, state, world, ctrl, half, h, impulse, start, previous,
                  history, frames, scratch, work, wrench, contacts, contact_scratch, joined):
     """Solve v' = v + half (g + F(v')/m) + J/m (and L' likewise) by fixed-point iteration, each iterate
@@ -397,7 +397,7 @@ def _keep_impulses(state, world, work, back):
             work.chord_rate[r] = state.chord_rate[world, r]
 
 
-@kernel(inline="always")
+@kernel(inline=True)
 def _step(bodies, actuators, env, linkage, geoms, confinements, windows, state, contacts, contact_scratch, ctrl, world,
           t0, t1, h, finest, step_scratch):
     """One step of world ``world`` from t0 to t1 = t0 + h (s; both given, each an integer times a power-of-two
@@ -485,7 +485,7 @@ def _step(bodies, actuators, env, linkage, geoms, confinements, windows, state, 
     return OK
 
 
-@kernel(inline="always")
+@kernel(inline=True)
 def _events_nearly_full(contacts, world, capacity):
     """Whether the impact-event buffer of ``world`` has less room than one step (or part) may fill: one impact
     per contact of the ``capacity``."""
@@ -504,7 +504,7 @@ def _as_whole_step(state, world, ratio, work):
     _keep_impulses(state, world, work, False)
 
 
-@kernel(inline="always")
+@kernel(inline=True)
 def _subdivided_step(bodies, actuators, env, linkage, geoms, confinements, windows, state, contacts, contact_scratch,
                      ctrl, world, step, h, guard_events, step_scratch):
     """Global step ``step`` of world ``world`` (from t = step h to (step + 1) h), taken whole if it succeeds and

@@ -1,11 +1,13 @@
 """mechgym.physics.jit: kernels are compiled once per argument type, not once per literal constant, and without
 the wrappers for Python, whose calls go to a twin."""
 
+import math
 import os
 import subprocess
 import sys
 
 from numba import njit
+from numba.core.codegen import JITCodeLibrary
 
 from mechgym.physics.jit import from_python, kernel
 
@@ -57,3 +59,55 @@ def test_python_calls_a_kernel_through_its_twin_and_compiled_callers_call_it_wit
     for dispatcher, wrapped in ((doubled, False), (twin, True)):
         (compiled,) = dispatcher.overloads.values()
         assert (compiled.library.get_pointer_to_function(compiled.fndesc.llvm_cpython_wrapper_name) != 0) == wrapped
+
+
+def test_a_kernel_is_compiled_to_machine_code_only_inside_the_callers_that_python_calls(monkeypatch):
+    """A kernel's code is linked into its callers' and compiled there; numba does not optimize and compile each
+    level of a call tree with everything below it."""
+    compiled_libraries = []
+    finalize_specific = JITCodeLibrary._finalize_specific
+
+    def recorded(library):
+        compiled_libraries.append(library.name)
+        return finalize_specific(library)
+
+    monkeypatch.setattr(JITCodeLibrary, "_finalize_specific", recorded)
+
+    @kernel
+    def inner(x):
+        return x + 1.0
+
+    @kernel
+    def middle(x):
+        return 3.0 * inner(x)
+
+    @njit
+    def outer(x):
+        return middle(x) - inner(x)
+
+    assert outer(1.0) == 6.0 - 2.0 and middle(0.5) == 4.5
+    names = " ".join(compiled_libraries)
+    assert "outer" in names and "middle__from_python" in names
+    assert not any(name.endswith(("inner", "middle")) for name in compiled_libraries)
+
+
+def _long_function(name: str):
+    """A function of 200 dependent float operations: above LLVM's own threshold for inlining."""
+    lines = [f"def {name}(x):"] + [f"    x = math.sqrt(x * x + {k}.0) - 0.5 * x" for k in range(200)] + ["    return x"]
+    namespace = {"math": math}
+    exec("\n".join(lines), namespace)
+    return namespace[name]
+
+
+def test_llvm_inlines_an_inline_kernel_into_its_callers_however_long():
+    inlined, called = kernel(inline=True)(_long_function("inlined")), kernel(_long_function("called"))
+
+    @njit
+    def caller(x):
+        return inlined(x) + called(x) + inlined(x + 1.0)
+
+    plain = _long_function("plain")
+    assert caller(1.0) == plain(1.0) + plain(1.0) + plain(2.0)
+    (code,) = caller.inspect_llvm().values()
+    calls = [line for line in code.splitlines() if " call " in line]
+    assert not any("inlined" in line for line in calls) and any("called" in line for line in calls)

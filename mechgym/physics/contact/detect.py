@@ -193,7 +193,7 @@ def _end_pose(geoms, state, world, b, scratch):
     body_geoms_at(geoms, b, state.com[world, b], state.quat[world, b], scratch)
 
 
-@kernel(inline="always")
+@kernel(inline=True)
 def _spin_bound(bodies, state, world, b):
     """w_max = max(1/I) |L| (rad/s), a bound of body b's angular speed during the drift:
     |w| = |R diag(1/I) R^T L| <= max(1/I) |L|, and L is constant during the drift."""
@@ -226,7 +226,7 @@ def _mark_stale(geoms, bodies, state, world, b, duration, margin, scratch):
             scratch.stale[b] = True
 
 
-@kernel(inline="always")
+@kernel(inline=True)
 def _reach(geoms, g):
     """|c - x| + rho (m): how far from its body's centre of mass a point of geom g whose position depends on the
     body's orientation can lie (c the geom's centre, rho = toi.rotation_radius), so that a turn of the body by
@@ -235,7 +235,7 @@ def _reach(geoms, g):
     return math.sqrt(lp[g, 0] ** 2 + lp[g, 1] ** 2 + lp[g, 2] ** 2) + rotation_radius(geoms.type[g], geoms.size[g])
 
 
-@kernel(inline="always")
+@kernel(inline=True)
 def _geom_motion(geoms, bodies, state, world, b, g, h):
     """How far (m) a point of geom g of moving body b can move in the step: h (|v_half| + w_max reach)
     (``_spin_bound``, ``_reach``)."""
@@ -244,7 +244,7 @@ def _geom_motion(geoms, bodies, state, world, b, g, h):
                 + _spin_bound(bodies, state, world, b) * _reach(geoms, g))
 
 
-@kernel(inline="always")
+@kernel(inline=True)
 def _fast(geoms, g1, g2, motion):
     """Geoms g1, g2 move by ``motion`` (m, a bound) relative to each other in the step: more than CCD_FRACTION of
     the smaller extent of the two, so that the state after the drift alone may miss their first touch."""
@@ -316,7 +316,7 @@ def _pair_advance(geoms, bodies, state, world, g1, g2, motion, h, com0, quat0, s
     return s
 
 
-@kernel(inline="always")
+@kernel(inline=True)
 def _pair_motion(geoms, bodies, state, world, g1, g2, h):
     """How far (m) the surfaces of geoms g1, g2 on two different moving bodies a, b can move relative to each other
     in the step, motion = (|v_a - v_b| + w_a reach_1 + w_b reach_2) h (w the bodies' ``_spin_bound``, reach the

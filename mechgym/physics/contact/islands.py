@@ -18,7 +18,7 @@ from __future__ import annotations
 from ..jit import kernel
 
 
-@kernel(inline="always")
+@kernel(inline=True)
 def _root(parent, body):
     """The representative body of ``body``'s component (path halving)."""
     while parent[body] != body:
@@ -27,7 +27,7 @@ def _root(parent, body):
     return body
 
 
-@kernel(inline="always")
+@kernel(inline=True)
 def _link(parent, a, b):
     """Put moving bodies ``a`` and ``b`` in one component (an index -1, static geometry, links nothing)."""
     if a < 0 or b < 0:
@@ -37,14 +37,14 @@ def _link(parent, a, b):
         parent[max(a, b)] = min(a, b)
 
 
-@kernel(inline="always")
+@kernel(inline=True)
 def component(scratch, body):
     """The component of body ``body`` that the last ``find_islands`` found (its smallest body), -1 for static
     geometry."""
     return _root(scratch.island_parent, body) if body >= 0 else -1
 
 
-@kernel(inline="always")
+@kernel(inline=True)
 def contact_component(scratch, contacts, i):
     """The component of contact i: its moving body's (body b's unless it is static geometry)."""
     return component(scratch, contacts.body_b[i] if contacts.body_b[i] >= 0 else contacts.body_a[i])

@@ -275,7 +275,7 @@ def contact_geoms(model: mujoco.MjModel, body_index: np.ndarray) -> Geoms:
                  model.geom_friction[:, 0].copy(), extent, model.geom_condim.astype(np.int64))
 
 
-@kernel(inline="always")
+@kernel(inline=True)
 def _geom_pose(geoms, g, cx, cy, cz, qw, qx, qy, qz, pos, mat):
     """World centre and frame of geom g on a body at (c, q) (static geoms: their stored pose)."""
     lp, lq = geoms.local_pos[g], geoms.local_quat[g]
@@ -303,7 +303,7 @@ def geom_poses(geoms, state, world, scratch):
             _geom_pose(geoms, g, c[0], c[1], c[2], q[0], q[1], q[2], q[3], scratch.pos, scratch.mat)
 
 
-@kernel(inline="always")
+@kernel(inline=True)
 def body_geoms_at(geoms, b, com, quat, scratch):
     """scratch.pos/mat of body b's geoms for the body pose (com (3,), quat (4,))."""
     for g in range(geoms.type.size):
