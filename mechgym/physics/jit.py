@@ -34,11 +34,18 @@ machine code on its own. numba finalizes each compiled function's code as a whol
 LLVM's module passes over all of it, then machine code for all of it; the engine's code went through LLVM again at
 every level of its call tree, for kernels whose own machine code nothing runs (compiled callers run the copy in
 their own code, Python the twin). A kernel's code goes into a ``_LinkedLibrary`` (numba's ``pipeline_class``),
-whose finalizing only links its callees' code in (each function still gets numba's function passes once, when its
-code is added); LLVM optimizes and compiles the engine's code once for each twin, with all it calls. Kernels are
+whose finalizing only links its callees' code in (each function gets LLVM's function passes once, when its code is
+added, at level 1: the clean-up that shrinks numba's code, the full level-3 pipeline running on the twin's module);
+LLVM optimizes and compiles the engine's code once for each twin, with all it calls. Kernels are
 therefore not cached on their own (they have no machine code to cache): their twins' cache files hold their
 code, and a warm start loads only twins, as it did before (numba loads a cached function without its callees).
-The three environments' first compile: 285 s -> 183 s on 2 cores.
+
+``kernel(inline=True)`` marks a kernel's code ``alwaysinline``: LLVM inlines it into every compiled caller when it
+optimizes the twin's module (the step's stages into ``advance``, where a call would pass the step's named tuples as
+thousands of scalar arguments, about 1 µs a call). numba's own inlining (``njit(inline="always")``) deep-copies the
+callee's IR into each caller, then types and lowers each copy again: 38 s of the first compile on 2 cores went to
+those copies, most of them of the step's stages. (An inlined kernel is still a kernel: it may return an array only
+if it is one of its arguments.)
 
 Both are typed by their arguments' types only (``_typed_by_type``): numba would otherwise compile a separate
 copy of a function, with everything it calls, for each literal constant a compiled caller passes (a flag
@@ -142,6 +149,12 @@ class _LinkedLibrary(JITCodeLibrary):
 
     def get_pointer_to_function(self, name):
         return 0
+
+    def _optimize_functions(self, ll_module):
+        ll_module.data_layout = self._codegen._data_layout
+        for function in ll_module.functions:
+            manager, builder = self._codegen._function_pass_manager(opt=1)
+            manager.run(function, builder)
 
     @property
     def codegen(self):
