@@ -55,7 +55,7 @@ CONTACTS, CONTACTS_PER_BODY, PAIRS, PAIRS_PER_GEOM, EVENTS = 64, 8, 1024, 16, 10
 _NO_WINDOWS = Windows.empty()
 
 COMPILE_NOTICE = ("mechgym: compiling the in-house engine's numba kernels (first run on this machine only; "
-                  "2 to 5 minutes on 2 cores)")
+                  "about 2 minutes on 2 cores)")
 
 
 class _CompileNotice(event.Listener):
