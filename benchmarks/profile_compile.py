@@ -6,10 +6,10 @@ Runs the cold start of ``bench_envs`` (``gymnasium.make`` + reset + one step of 
 a fresh process with numba's cache in an empty folder, so that everything compiles) and prints:
 - each compiled function's own time (its compile less the compiles of the callees it triggered) and its whole
   time, from numba's ``numba:compile`` events;
-- LLVM's share by phase, timed around numba's code library methods (function passes on each new module; module
-  passes over a library with its callees linked in; machine code): a kernel's library is optimized and compiled
-  to machine code with its whole call tree linked in, so the engine's code passes through LLVM again at every
-  level of the tree.
+- LLVM's share by phase, timed around numba's code library methods (function passes on each new module, a
+  kernel's at level 1; module passes over a twin's library with the kernels it calls linked in; machine code):
+  a kernel's code is only linked into its callers' (``physics.jit``), so the engine's code passes through the
+  module passes and the machine code once per twin that Python calls.
 numba's private code-library methods are wrapped for the phases (numba 0.68); a numba without them gets the
 per-function table only. Not a test; nothing is asserted.
 """
@@ -29,6 +29,7 @@ import bench_envs  # noqa: E402
 PRELUDE = r"""
 import collections, json, time
 from numba.core import codegen, event
+from mechgym.physics import jit
 
 stack, own, whole, count = [], collections.Counter(), collections.Counter(), collections.Counter()
 phases = collections.Counter()
@@ -65,6 +66,7 @@ def timed(owner, method, phase):
 
 
 timed(codegen.CPUCodeLibrary, "_optimize_functions", "function passes")
+timed(jit._LinkedLibrary, "_optimize_functions", "function passes")
 timed(codegen.CPUCodeLibrary, "_optimize_final_module", "module passes (with the callees linked in)")
 timed(codegen.JITCodeLibrary, "_finalize_specific", "machine code")
 event.register("numba:compile", Compiles())
