@@ -33,17 +33,16 @@ from ..physics import (
     State,
     StepScratch,
     Windows,
-    advance,
     build_model,
 )
 from ..physics.confinement import check_not_a_force_target
 from ..physics.constraints import DISTANCE, LIN_B
-from ..physics.contact import MARGIN, ContactSet, Scratch, prime_contacts, sweep_setup
+from ..physics.contact import ContactSet, Scratch
 from ..physics.dispatch import Direct
 from ..physics.joints import state_from_mujoco, store_coordinates, turns_from_qpos
 from ..physics.kinematics import BODY_QUAT, FRAME_SIZE, OFFSET, OMEGA, ORIGIN_VEL, derive_frame, store_generalized
 from ..physics.state import energy
-from ..physics.step import MAX_SUBDIVISION, resting_forces
+from ..physics.step import ADVANCE, MAX_SUBDIVISION, START_CONTACTS, run
 from ..scene import confinement_names, name_of
 from ..simulator import BodyState, Contact, Event, Simulator
 
@@ -103,12 +102,10 @@ class MechgymSimulator(Simulator):
         self._contacts = ContactSet.empty(1, self._capacity, EVENTS)
         self._scratch = Scratch.empty(model.ngeom, bodies, self._capacity, self._pairs)
         self._step_scratch = StepScratch.fitting(self._state, linkage, self._contacts, self.engine.confinements)
-        self._kernel = Direct(advance)  # advance without the dispatcher's per-call typing (physics.dispatch)
-        # what a reset calls (an RL run resets every few hundred steps): a MuJoCo data for the initial poses' frames,
-        # and the contact set's set-up kernels, each without the per-call typing
+        # the engine's entry point, stepping and at resets, without the dispatcher's per-call typing (physics.dispatch)
+        self._run = Direct(run)
+        # a MuJoCo data for the initial poses' frames at a reset (an RL run resets every few hundred steps)
         self._reset_data = mujoco.MjData(model)
-        self._sweep_setup, self._resting_forces = Direct(sweep_setup), Direct(resting_forces)
-        self._prime_contacts = Direct(prime_contacts)
         self.reset()
 
     # ----------------------------------------------------------------- stepping
@@ -116,9 +113,9 @@ class MechgymSimulator(Simulator):
         engine = self.engine
         contacts = self._contacts
         while n > 0:
-            self._kernel(engine.bodies, engine.actuators, engine.env, engine.linkage, engine.geoms,
-                         engine.confinements, self._window_arrays(), self._state, contacts, self._scratch, self._ctrl,
-                         self._step_count, n, self._dt, self._status, self._step_scratch)
+            self._run(ADVANCE, engine.bodies, engine.actuators, engine.env, engine.linkage, engine.geoms,
+                      engine.confinements, self._window_arrays(), self._state, contacts, self._scratch, self._ctrl,
+                      self._step_count, n, self._dt, self._status, self._step_scratch)
             # The kernel stops early (status OK) before its event buffer could overflow: collect and go on. (Only
             # a single step taken in parts that records more impacts than the buffer holds loses the rest.)
             if contacts.event_count[0]:
@@ -297,12 +294,8 @@ class MechgymSimulator(Simulator):
         self._contacts.clear()
         self._scratch.order[...] = np.arange(self._scratch.order.size)
         engine = self.engine
-        if engine.env.contacts:
-            self._sweep_setup(engine.geoms, self._scratch, self._state)
-            scratch = self._step_scratch
-            self._resting_forces(engine.bodies, engine.actuators, engine.env, engine.linkage, self._state, 0,
-                                 self._ctrl[0], scratch)
-            if self._prime_contacts(engine.geoms, engine.linkage, engine.bodies, engine.env, self._state, 0, self._dt,
-                                    scratch.wrench, self._contacts, self._scratch, scratch.work, scratch.joined,
-                                    scratch.saved_impulses, MARGIN) < 0:
-                self._fail("the resting contact forces of the initial state did not converge")
+        if engine.env.contacts and self._run(
+                START_CONTACTS, engine.bodies, engine.actuators, engine.env, engine.linkage, engine.geoms,
+                engine.confinements, _NO_WINDOWS, self._state, self._contacts, self._scratch, self._ctrl,
+                self._step_count, 0, self._dt, self._status, self._step_scratch) < 0:
+            self._fail("the resting contact forces of the initial state did not converge")

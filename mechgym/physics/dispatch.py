@@ -1,7 +1,7 @@
 """Calling a compiled kernel again without the numba dispatcher's per-call typing.
 
 Each call of a numba dispatcher types every argument to choose the compiled overload. For the engine's
-kernel (``step.advance``) that is about 250 arrays in named tuples, typed one by one in Python (numba's C
+kernel (``step.run``) that is about 250 arrays in named tuples, typed one by one in Python (numba's C
 fingerprint does not cover named tuples): tens of µs per ``sim.step(1)``, more than the step itself.
 ``Direct`` keeps the overload chosen by the last call and calls its compiled entry point (the C wrapper that
 the dispatcher itself calls, so the results are bit-identical) as long as every argument is either the very

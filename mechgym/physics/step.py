@@ -68,7 +68,8 @@ holds a load through friction keeps it at rest instead of letting it creep.
 
 Performance: the step's functions are kernels (``jit.kernel``): compiled without numba's runtime, they allocate
 nothing and do no reference counting of the arrays they receive; ``advance`` works in a ``StepScratch`` its
-caller allocates once.
+caller allocates once. A simulator calls the engine through ``run`` (``advance``, or ``start_contacts`` at a
+reset): one entry point, so one compile of the engine's code.
 """
 
 from __future__ import annotations
@@ -100,8 +101,10 @@ from .contact import (
     find_contacts,
     join_near,
     keep_contacts,
+    prime_contacts,
     settle_contacts,
     solve_contacts,
+    sweep_setup,
     warm_start,
 )
 from .forces import CoordinateScratch, coordinate_wrench, smooth_wrench, window_impulse
@@ -546,7 +549,7 @@ def _subdivided_step(bodies, actuators, env, linkage, geoms, confinements, windo
     return OK, subdivided
 
 
-@kernel
+@kernel(inline=True)
 def advance(bodies, actuators, env, linkage, geoms, confinements, windows, state, contacts, contact_scratch, ctrl,
             first_step, n, h, status, step_scratch):
     """Advance every world of ``state`` by ``n`` steps of ``h`` seconds, starting at global step
@@ -587,3 +590,37 @@ def advance(bodies, actuators, env, linkage, geoms, confinements, windows, state
             if contacting and _events_nearly_full(contacts, world, capacity):
                 status[world, 0] = k + 1
                 break
+
+
+@kernel
+def start_contacts(bodies, actuators, env, linkage, geoms, state, contacts, contact_scratch, ctrl, h, step_scratch):
+    """At a reset of a scene whose geoms can collide: the broad phase's sweep axis from world 0's poses
+    (``contact.sweep_setup``), then each world's smooth forces under ``ctrl`` (W, U) (``resting_forces``) and its
+    contacts with their resting reactions (``contact.prime_contacts``). Returns -1 if a world's resting reactions
+    did not converge, else 0."""
+    sweep_setup(geoms, contact_scratch, state, 0)
+    work = step_scratch.work
+    for world in range(state.com.shape[0]):
+        resting_forces(bodies, actuators, env, linkage, state, world, ctrl[world], step_scratch)
+        if prime_contacts(geoms, linkage, bodies, env, state, world, h, step_scratch.wrench, contacts,
+                          contact_scratch, work, step_scratch.joined, step_scratch.saved_impulses, MARGIN) < 0:
+            return -1
+    return 0
+
+
+# What ``run`` does: its first argument.
+ADVANCE, START_CONTACTS = 0, 1
+
+
+@kernel
+def run(operation, bodies, actuators, env, linkage, geoms, confinements, windows, state, contacts, contact_scratch,
+        ctrl, first_step, n, h, status, step_scratch):
+    """A simulator's one entry point into the engine: ``advance`` (ADVANCE, returns 0) or ``start_contacts``
+    (START_CONTACTS, at a reset; returns its result), so that the engine's code is compiled once for both (Python
+    calls a kernel through a twin, which compiles everything the kernel calls: ``physics.jit``)."""
+    if operation == START_CONTACTS:
+        return start_contacts(bodies, actuators, env, linkage, geoms, state, contacts, contact_scratch, ctrl, h,
+                              step_scratch)
+    advance(bodies, actuators, env, linkage, geoms, confinements, windows, state, contacts, contact_scratch, ctrl,
+            first_step, n, h, status, step_scratch)
+    return 0

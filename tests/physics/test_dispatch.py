@@ -8,8 +8,8 @@ import pytest
 from numba import njit
 
 import mechgym
-from mechgym.physics import advance
 from mechgym.physics.dispatch import Direct
+from mechgym.physics.step import run
 
 SCENES = {
     "contact": '<mujoco><worldbody><geom type="plane" size="1 1 0.1"/>' + "".join(
@@ -26,8 +26,8 @@ SCENES = {
 @pytest.mark.parametrize("scene", sorted(SCENES))
 def test_direct_steps_are_bit_identical_to_the_dispatchers(scene):
     direct, plain = (mechgym.load(SCENES[scene], backend="mechgym", dt=1e-3) for _ in range(2))
-    plain._kernel = advance  # the numba dispatcher itself
-    assert isinstance(direct._kernel, Direct)
+    plain._run = run  # the numba dispatcher itself
+    assert isinstance(direct._run, Direct)
     for sim in (direct, plain):
         # force windows: a new Windows object per call while they are open, the shared empty one after
         sim.apply_force("b2" if scene == "contact" else "b0", (0.5, 0.0, 0.2), (0.0, 0.01, 0.0), start=0.01,

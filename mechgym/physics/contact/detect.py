@@ -57,8 +57,6 @@ from .sets import (
     RESTING_TOUCH,
     TOUCH,
     VELOCITY_TOLERANCE,
-    Geoms,
-    Scratch,
     beside_impact,
     body_geoms_at,
     geom_poses,
@@ -908,8 +906,9 @@ def find_contacts(geoms, bodies, env, state, world, t_end, h, com0, quat0, vel0,
     return contacts.count[world]
 
 
-def sweep_setup(geoms: Geoms, scratch: Scratch, state, world: int = 0) -> None:
-    """Choose the broad phase's sweep axis from the geoms' spread at the current poses (call at load)."""
+@kernel
+def sweep_setup(geoms, scratch, state, world):
+    """Choose the broad phase's sweep axis from the geoms' spread at the poses of ``world`` (call at load)."""
     geom_poses(geoms, state, world, scratch)
     geom_aabbs(geoms.type, geoms.size, scratch.pos, scratch.mat, MARGIN, scratch.lo, scratch.hi)
     scratch.axis[0] = sweep_axis(scratch.lo, scratch.hi)

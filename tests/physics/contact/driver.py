@@ -86,7 +86,7 @@ class ContactScene:
         load_generalized(engine.bodies, engine.free, engine.qposadr, engine.dofadr, model.qpos0.copy(),
                          np.zeros(model.nv), state, 0)
         scratch = Scratch.empty(model.ngeom, nbody, capacity)
-        sweep_setup(engine.geoms, scratch, state)
+        sweep_setup(engine.geoms, scratch, state, 0)
         return ContactScene(model, engine, engine.geoms, state, ContactSet.empty(1, capacity, events), scratch,
                             Workspace.empty(nbody, rows.kind.size), rows, Joined.empty(capacity, rows.kind.size, nbody),
                             np.zeros(rows.kind.size))
