@@ -152,9 +152,10 @@ class _LinkedLibrary(JITCodeLibrary):
 
     def _optimize_functions(self, ll_module):
         ll_module.data_layout = self._codegen._data_layout
+        manager, builder = self._codegen._function_pass_manager(opt=1)
         for function in ll_module.functions:
-            manager, builder = self._codegen._function_pass_manager(opt=1)
-            manager.run(function, builder)
+            if not function.is_declaration:
+                manager.run(function, builder)
 
     @property
     def codegen(self):
