@@ -23,18 +23,7 @@ import mujoco
 import numpy as np
 from numba.core import event
 
-from ..physics import (
-    NON_FINITE,
-    NOT_CONFINED,
-    NOT_CONVERGED,
-    NOT_PROJECTED,
-    OK,
-    TOO_MANY_CONTACTS,
-    State,
-    StepScratch,
-    Windows,
-    build_model,
-)
+from ..physics import State, StepScratch, Windows, build_model
 from ..physics.confinement import check_not_a_force_target
 from ..physics.constraints import DISTANCE, LIN_B
 from ..physics.contact import ContactSet, Scratch
@@ -42,7 +31,18 @@ from ..physics.dispatch import Direct
 from ..physics.joints import state_from_mujoco, store_coordinates, turns_from_qpos
 from ..physics.kinematics import BODY_QUAT, FRAME_SIZE, OFFSET, OMEGA, ORIGIN_VEL, derive_frame, store_generalized
 from ..physics.state import energy
-from ..physics.step import ADVANCE, MAX_SUBDIVISION, START_CONTACTS, run
+from ..physics.step import (
+    ADVANCE,
+    MAX_SUBDIVISION,
+    NON_FINITE,
+    NOT_CONFINED,
+    NOT_CONVERGED,
+    NOT_PROJECTED,
+    OK,
+    START_CONTACTS,
+    TOO_MANY_CONTACTS,
+    run,
+)
 from ..scene import confinement_names, name_of
 from ..simulator import BodyState, Contact, Event, Simulator
 

@@ -25,6 +25,12 @@ def column(mat, j):
 
 
 @kernel
+def row(mat, i):
+    """Row ``i`` of the matrix ``mat``: the world axis ``i`` in the frame's local coordinates."""
+    return (mat[i, 0], mat[i, 1], mat[i, 2])
+
+
+@kernel
 def add(a, b):
     return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
 
@@ -63,18 +69,13 @@ def norm(a):
 @kernel
 def to_local(mat, pos, p):
     """mat^T (p - pos): the world point ``p`` in the frame (pos, mat)."""
-    d = sub(p, pos)
-    return (mat[0, 0] * d[0] + mat[1, 0] * d[1] + mat[2, 0] * d[2],
-            mat[0, 1] * d[0] + mat[1, 1] * d[1] + mat[2, 1] * d[2],
-            mat[0, 2] * d[0] + mat[1, 2] * d[1] + mat[2, 2] * d[2])
+    return rotate_local(mat, sub(p, pos))
 
 
 @kernel
 def rotate_local(mat, v):
     """mat^T v: the world direction ``v`` in the frame ``mat``."""
-    return (mat[0, 0] * v[0] + mat[1, 0] * v[1] + mat[2, 0] * v[2],
-            mat[0, 1] * v[0] + mat[1, 1] * v[1] + mat[2, 1] * v[2],
-            mat[0, 2] * v[0] + mat[1, 2] * v[1] + mat[2, 2] * v[2])
+    return (dot(column(mat, 0), v), dot(column(mat, 1), v), dot(column(mat, 2), v))
 
 
 @kernel
@@ -88,9 +89,7 @@ def to_world(mat, pos, x):
 @kernel
 def rotate_world(mat, x):
     """mat x: the local direction ``x`` in world coordinates."""
-    return (mat[0, 0] * x[0] + mat[0, 1] * x[1] + mat[0, 2] * x[2],
-            mat[1, 0] * x[0] + mat[1, 1] * x[1] + mat[1, 2] * x[2],
-            mat[2, 0] * x[0] + mat[2, 1] * x[1] + mat[2, 2] * x[2])
+    return (dot(row(mat, 0), x), dot(row(mat, 1), x), dot(row(mat, 2), x))
 
 
 @kernel

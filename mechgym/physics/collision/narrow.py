@@ -39,58 +39,41 @@ BOX = int(mujoco.mjtGeom.mjGEOM_BOX)
 # apart with an edge first add their edge contact to those.
 MAX_CONTACTS = 9
 
-_SUPPORTED = frozenset({
-    (PLANE, SPHERE), (PLANE, CAPSULE), (PLANE, CYLINDER), (PLANE, BOX),
-    (SPHERE, SPHERE), (SPHERE, CAPSULE), (SPHERE, CYLINDER), (SPHERE, BOX),
-    (CAPSULE, CAPSULE), (CAPSULE, BOX),
-    (BOX, BOX),
-})
+# The function of each supported pair of type codes, lower code first.
+_PAIRS = {
+    (PLANE, SPHERE): plane_sphere, (PLANE, CAPSULE): plane_capsule, (PLANE, CYLINDER): plane_cylinder,
+    (PLANE, BOX): plane_box,
+    (SPHERE, SPHERE): sphere_sphere, (SPHERE, CAPSULE): sphere_capsule, (SPHERE, CYLINDER): sphere_cylinder,
+    (SPHERE, BOX): sphere_box,
+    (CAPSULE, CAPSULE): capsule_capsule, (CAPSULE, BOX): capsule_box,
+    (BOX, BOX): box_box,
+}
 
 
 def supported_pair(type1: int, type2: int) -> bool:
     """Whether ``collide`` handles geoms of MuJoCo types ``type1`` and ``type2`` (in either order)."""
-    return (min(int(type1), int(type2)), max(int(type1), int(type2))) in _SUPPORTED
+    return (min(int(type1), int(type2)), max(int(type1), int(type2))) in _PAIRS
 
 
-@kernel
-def _ordered(type1, size1, pos1, mat1, type2, size2, pos2, mat2, margin, out_pos, out_normal, out_dist, out_feature):
-    """Dispatch with type1 <= type2; returns -1 for an unsupported pair."""
-    if type1 == PLANE:
-        if type2 == SPHERE:
-            return plane_sphere(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal, out_dist,
-                                out_feature)
-        if type2 == CAPSULE:
-            return plane_capsule(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal, out_dist,
-                                 out_feature)
-        if type2 == CYLINDER:
-            return plane_cylinder(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal, out_dist,
-                                  out_feature)
-        if type2 == BOX:
-            return plane_box(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal, out_dist,
-                             out_feature)
-    elif type1 == SPHERE:
-        if type2 == SPHERE:
-            return sphere_sphere(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal, out_dist,
-                                 out_feature)
-        if type2 == CAPSULE:
-            return sphere_capsule(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal, out_dist,
-                                  out_feature)
-        if type2 == CYLINDER:
-            return sphere_cylinder(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal, out_dist,
-                                   out_feature)
-        if type2 == BOX:
-            return sphere_box(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal, out_dist,
-                              out_feature)
-    elif type1 == CAPSULE:
-        if type2 == CAPSULE:
-            return capsule_capsule(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal, out_dist,
-                                   out_feature)
-        if type2 == BOX:
-            return capsule_box(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal, out_dist,
-                               out_feature)
-    elif type1 == BOX and type2 == BOX:
-        return box_box(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal, out_dist, out_feature)
-    return -1
+def _dispatch(pairs):
+    """A kernel ``(type1, type2, *arguments)`` that calls the function of the first of ``pairs`` ((type1, type2),
+    function) whose types match with the arguments, and returns -1 where none does."""
+    if not pairs:
+        @kernel(inline=True)
+        def unsupported(type1, type2, *arguments):
+            return -1
+        return unsupported
+    ((first, second), function), others = pairs[0], _dispatch(pairs[1:])
+
+    @kernel(inline=True)
+    def dispatch(type1, type2, *arguments):
+        if type1 == first and type2 == second:
+            return function(*arguments)
+        return others(type1, type2, *arguments)
+    return dispatch
+
+
+_ordered = _dispatch(tuple(_PAIRS.items()))
 
 
 @kernel
@@ -109,9 +92,9 @@ def collide(type1, size1, pos1, mat1, type2, size2, pos2, mat2, margin, out_pos,
     Returns -1 for a pair that ``supported_pair`` rejects (the model builder refuses those at load).
     """
     if type1 <= type2:
-        return _ordered(type1, size1, pos1, mat1, type2, size2, pos2, mat2, margin, out_pos, out_normal, out_dist,
+        return _ordered(type1, type2, size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal, out_dist,
                         out_feature)
-    count = _ordered(type2, size2, pos2, mat2, type1, size1, pos1, mat1, margin, out_pos, out_normal, out_dist,
+    count = _ordered(type2, type1, size2, pos2, mat2, size1, pos1, mat1, margin, out_pos, out_normal, out_dist,
                      out_feature)
     for k in range(count):
         for i in range(3):

@@ -725,6 +725,13 @@ def _candidate_pairs(geoms, scratch):
                        geoms.contype, geoms.conaffinity, FILTER_PARENT, scratch.pairs)
 
 
+
+@kernel(inline=True)
+def _candidate(geoms, scratch, p):
+    """Candidate pair ``p`` of ``scratch.pairs``: its geoms and their bodies (-1 for static geometry)."""
+    g1, g2 = scratch.pairs[p, 0], scratch.pairs[p, 1]
+    return g1, g2, geoms.body[g1], geoms.body[g2]
+
 @kernel
 def recheck_contacts(geoms, bodies, state, world, contacts, scratch, margin):
     """After a pass of the position correction that moved some bodies by more than ``margin`` (``moved_bodies``),
@@ -751,8 +758,7 @@ def recheck_contacts(geoms, bodies, state, world, contacts, scratch, margin):
     if pairs > scratch.pairs.shape[0]:
         return -1.0
     for p in range(pairs):
-        g1, g2 = scratch.pairs[p, 0], scratch.pairs[p, 1]
-        a, b = geoms.body[g1], geoms.body[g2]
+        g1, g2, a, b = _candidate(geoms, scratch, p)
         if not ((a >= 0 and scratch.moved[a]) or (b >= 0 and scratch.moved[b])):
             continue
         if not _pair_in_set(contacts, base, end, g1, g2):
@@ -851,8 +857,7 @@ def find_contacts(geoms, bodies, env, state, world, t_end, h, com0, quat0, vel0,
     if pairs > scratch.pairs.shape[0]:
         return -1
     for p in range(pairs):
-        g1, g2 = scratch.pairs[p, 0], scratch.pairs[p, 1]
-        a, b = geoms.body[g1], geoms.body[g2]
+        g1, g2, a, b = _candidate(geoms, scratch, p)
         # a swept body's contacts with static geometry come from its first-touch pose below
         if (a < 0 and scratch.sweep_s[b] >= 0.0) or (b < 0 and scratch.sweep_s[a] >= 0.0):
             continue
