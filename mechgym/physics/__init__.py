@@ -4,7 +4,8 @@ rods and ropes enforced exactly by RATTLE (Engine II), contacts between free bod
 
 Modules, one job each: ``support`` (which MJCF features run, ``SceneError`` otherwise), ``model`` (the
 struct-of-arrays model from a compiled ``mujoco.MjModel``), ``state`` (state arrays with a leading world
-axis and MuJoCo's qpos/qvel layout), ``rotation`` (quaternions, free-rotor drift), ``kinematics``,
+axis and MuJoCo's qpos/qvel layout), ``vectors`` (3-vectors and quaternions), ``linalg`` (small dense systems),
+``rotation`` (free-rotor drift), ``kinematics``,
 ``forces``, ``actuators``, ``constraints`` (RATTLE rows and projections), ``joints`` (MJCF joints,
 equalities and tendons as rows; hinge/slide/ball coordinates), ``collision`` and ``contact`` (contacts,
 friction and impacts, Engine III), ``confinement`` with ``surfaces`` and ``hull`` (a free body kept on the free

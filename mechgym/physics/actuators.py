@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from .jit import kernel
 from .kinematics import BODY_QUAT, OFFSET, OMEGA, ORIGIN_VEL, add_wrench_at
-from .rotation import mul, rot
+from .vectors import mul, rot
 
 JOINT_AXES, PARENT_AXES, SITE_AXES = 0, 1, 2
 

@@ -56,9 +56,9 @@ from ..errors import SceneError
 from ..scene import CONFINEMENT_PREFIX, confinement_fields, name_of
 from .hull import SAMPLED, geom_curvature, geom_samples, sample_count
 from .jit import kernel
-from .rotation import rot
 from .state import world_spin
 from .surfaces import FACES, KIND_NAMES, SURFACE_KINDS, face_gap, free_side_curvature, inner_room
+from .vectors import rot
 
 SLIDE, REFLECT, STOP = 0, 1, 2
 RULES = {"slide": SLIDE, "reflect": REFLECT, "stop": STOP}

@@ -65,8 +65,9 @@ from typing import NamedTuple
 import numpy as np
 
 from .jit import allocating, kernel, zero_arrays
-from .rotation import free_rotor_drift, rot, rotate_inverse
+from .rotation import free_rotor_drift
 from .state import world_spin
+from .vectors import cross, dot, rot, rotate_inverse
 
 POINT, ALIGN, DISTANCE, ANGLE = 0, 1, 2, 3
 EQUALITY, LOWER, UPPER = 0, 1, -1  # Rows.sense
@@ -243,17 +244,6 @@ def _holds(work, kind, world, h):
 
 
 @kernel
-def _cross(a, b):
-    """a x b of two 3-tuples."""
-    return a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]
-
-
-@kernel
-def _dot(a, b):
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-
-
-@kernel
 def copy_into(source, target):
     """target[i] = source[i] for a 1-D ``target``: an explicit loop, because numba's array slice assignment
     checks for overlap and copies through a temporary (tens of ns per call in the inner loops)."""
@@ -294,20 +284,20 @@ def evaluate_row(rows, r, state, world, grad):
             # g = u_w . w_w - c;  d(u_w) = dtheta_b x u_w, d(w_w) = dtheta_a x w_w, so
             # dg = dtheta_b . (u_w x w_w) + dtheta_a . (w_w x u_w).
             w = _turned(quat, world, a, rows.axis_a, r)  # w_w = R_a w
-            t = _cross(u, w)
+            t = cross(u, w)
             for i in range(3):
                 grad[ANG_B + i] = t[i]
                 grad[ANG_A + i] = -t[i]
             _clear_world_columns(a, b, grad)
-            return _dot(u, w) - rows.offset[r]
+            return dot(u, w) - rows.offset[r]
         # ANGLE: x = u_w . w_w, y = u_w . (e_w x w_w), phi = atan2(y, x);
         # dphi = (x dy - y dx) / (x^2 + y^2) with dx = (dtheta_b - dtheta_a) . (u_w x w_w) and dy likewise
         # with e_w x w_w (both reference directions turn with a).
         w = _turned(quat, world, a, rows.ref_a, r)
-        normal = _cross(_turned(quat, world, a, rows.axis_a, r), w)  # e_w x w_w
-        x, y = _dot(u, w), _dot(u, normal)
+        normal = cross(_turned(quat, world, a, rows.axis_a, r), w)  # e_w x w_w
+        x, y = dot(u, w), dot(u, normal)
         scale = 1.0 / (x * x + y * y)
-        t, d = _cross(u, w), _cross(u, normal)
+        t, d = cross(u, w), cross(u, normal)
         for i in range(3):
             k = (x * d[i] - y * t[i]) * scale
             grad[ANG_B + i] = k
@@ -321,16 +311,16 @@ def evaluate_row(rows, r, state, world, grad):
         # g = e . (p_b - p_a) - c with e = R_a e_a:  dg/dx_b = e, dg/dtheta_b = r_b x e, dg/dx_a = -e,
         # dg/dtheta_a = (dtheta_a x e) . d - e . (dtheta_a x r_a) -> e x d - r_a x e = -(p_b - c_a) x e.
         e = _turned(quat, world, a, rows.axis_a, r)
-        value = _dot(e, d) - rows.offset[r]
+        value = dot(e, d) - rows.offset[r]
         arm = (d[0] + lever_a[0], d[1] + lever_a[1], d[2] + lever_a[2])  # p_b - c_a
     else:
         # DISTANCE: g = |d| - L, n = d / |d|:  dg/dx_b = n, dg/dtheta_b = r_b x n, dg/dx_a = -n,
         # dg/dtheta_a = -r_a x n.
-        length = math.sqrt(_dot(d, d))
+        length = math.sqrt(dot(d, d))
         e = (d[0] / length, d[1] / length, d[2] / length)
         value = length - rows.offset[r]
         arm = lever_a
-    t_b, t_a = _cross(lever_b, e), _cross(arm, e)
+    t_b, t_a = cross(lever_b, e), cross(arm, e)
     for i in range(3):
         grad[LIN_B + i] = e[i]
         grad[ANG_B + i] = t_b[i]

@@ -16,7 +16,7 @@ from .constraints import row_rate
 from .jit import kernel
 from .joints import add_coordinate_forces, coordinate_value
 from .kinematics import BODY_QUAT, OFFSET, OMEGA_LOCAL, ORIGIN_VEL, add_wrench_at, derive_frame
-from .rotation import rot
+from .vectors import rot
 
 
 class Windows(NamedTuple):

@@ -55,8 +55,8 @@ from .constraints import (
     row_rate,
 )
 from .jit import allocating, kernel
-from .rotation import quat_mul, quat_mul_conj, rotate, rotate_inverse
 from .state import angular_velocity
+from .vectors import quat_mul, quat_mul_conj, rotate, rotate_inverse
 
 _OBJ = mujoco.mjtObj
 _JNT = mujoco.mjtJoint

@@ -1,7 +1,7 @@
 """Per-body kinematics derived from the engine state, wrenches given at a point of a body, and the
 engine state written in MuJoCo's free-joint layout.
 
-The per-step code works on scalars and indexes arrays in place (see :mod:`mechgym.physics.rotation`).
+The per-step code works on scalars and indexes arrays in place (see :mod:`mechgym.physics.vectors`).
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from .jit import allocating, kernel
-from .rotation import mul, rot
 from .state import world_spin
+from .vectors import mul, rot
 
 # Columns of the per-body frame scratch (B, FRAME_SIZE) filled by derive_frame.
 OMEGA, BODY_QUAT, OFFSET, ORIGIN_VEL, OMEGA_LOCAL, FRAME_SIZE = 0, 3, 7, 10, 13, 16

@@ -1,81 +1,11 @@
-"""Quaternion helpers and the free-rotor drift.
-
-Quaternions are (w, x, y, z) unit quaternions; ``q`` maps body (or principal) coordinates to world
-coordinates: ``v_world = R(q) v_body``. All functions are numba kernels that write into caller-owned
-arrays or take and return scalars (``mul``, ``rot``: the forms the per-step force code uses).
-"""
+"""The free-rotor drift: torque-free rotation of a body's principal frame (quaternions as in ``vectors``)."""
 
 from __future__ import annotations
 
 import math
 
 from .jit import kernel
-
-
-@kernel
-def mul(aw, ax, ay, az, bw, bx, by, bz):
-    """Hamilton product a (x) b of two quaternions given as scalars; returns (w, x, y, z)."""
-    return (aw * bw - ax * bx - ay * by - az * bz,
-            aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw)
-
-
-@kernel
-def rot(w, x, y, z, vx, vy, vz):
-    """R(q) v for q = (w, x, y, z) given as scalars; returns (x, y, z).
-
-    With u = (x, y, z) and t = 2 u x v: R v = v + w t + u x t.
-    """
-    tx = 2.0 * (y * vz - z * vy)
-    ty = 2.0 * (z * vx - x * vz)
-    tz = 2.0 * (x * vy - y * vx)
-    return vx + w * tx + (y * tz - z * ty), vy + w * ty + (z * tx - x * tz), vz + w * tz + (x * ty - y * tx)
-
-
-@kernel
-def quat_mul(a, b, out):
-    """out = a (x) b; ``out`` may not alias ``a`` or ``b``."""
-    out[0], out[1], out[2], out[3] = mul(a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3])
-
-
-@kernel
-def quat_mul_conj(a, b, out):
-    """out = a (x) conj(b); ``out`` may not alias ``a`` or ``b``."""
-    out[0], out[1], out[2], out[3] = mul(a[0], a[1], a[2], a[3], b[0], -b[1], -b[2], -b[3])
-
-
-@kernel
-def rotate(q, v, out):
-    """out = R(q) v; ``out`` may alias ``v``."""
-    out[0], out[1], out[2] = rot(q[0], q[1], q[2], q[3], v[0], v[1], v[2])
-
-
-@kernel
-def rotate_inverse(q, v, out):
-    """out = R(q)^T v (rotation by conj(q)); ``out`` may alias ``v``."""
-    out[0], out[1], out[2] = rot(q[0], -q[1], -q[2], -q[3], v[0], v[1], v[2])
-
-
-@kernel
-def axis_component(q, axis, v):
-    """(R(q) e_axis) . v: the component of the world vector ``v`` along body axis ``axis`` (0, 1, 2)."""
-    w, x, y, z = q[0], q[1], q[2], q[3]
-    if axis == 0:
-        cx, cy, cz = 1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y + w * z), 2.0 * (x * z - w * y)
-    elif axis == 1:
-        cx, cy, cz = 2.0 * (x * y - w * z), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z + w * x)
-    else:
-        cx, cy, cz = 2.0 * (x * z + w * y), 2.0 * (y * z - w * x), 1.0 - 2.0 * (x * x + y * y)
-    return cx * v[0] + cy * v[1] + cz * v[2]
-
-
-@kernel
-def normalize(q):
-    """Scale ``q`` in place to unit length."""
-    s = 1.0 / math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
-    for i in range(4):
-        q[i] *= s
+from .vectors import axis_component, normalize
 
 
 @kernel

@@ -27,7 +27,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .jit import allocating, kernel
-from .rotation import normalize, quat_mul, rot, rotate, rotate_inverse
+from .vectors import normalize, quat_mul, rot, rotate, rotate_inverse
 
 
 class State(NamedTuple):

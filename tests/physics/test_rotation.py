@@ -6,7 +6,8 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 import mechgym
-from mechgym.physics.rotation import free_rotor_drift, quat_mul, rotate, rotate_inverse
+from mechgym.physics.rotation import free_rotor_drift
+from mechgym.physics.vectors import quat_mul, rotate, rotate_inverse
 
 from .scenes import free_body, key, quat_to_matrix, scene
 

@@ -42,7 +42,8 @@ from __future__ import annotations
 import math
 
 from ..jit import kernel
-from .common import axpy, column, cross, dot, emit, norm, scale, segment_closest, sub, to_local, to_world, vec
+from ..vectors import axpy, column, cross, dot, norm, scale, sub, to_local, to_world, vec
+from .common import emit, segment_closest
 
 REL_TOL = 0.95
 ABS_TOL = 1e-5  # m

@@ -18,26 +18,23 @@ from __future__ import annotations
 import math
 
 from ..jit import kernel
-from .common import (
+from ..vectors import (
     add,
     axpy,
     basis,
-    clamp,
     column,
     cross,
     dot,
-    emit,
     norm,
-    point_segment,
     rotate_local,
     rotate_world,
     scale,
-    segment_closest,
     sub,
     to_local,
     to_world,
     vec,
 )
+from .common import clamp, emit, point_segment, segment_closest
 
 # Segments closer to parallel than this (sine of the angle between them) are treated as lying side by
 # side: a capsule along a capsule or along a box face gets a contact at both ends of the overlap.

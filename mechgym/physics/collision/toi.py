@@ -36,8 +36,8 @@ from __future__ import annotations
 import math
 
 from ..jit import kernel
+from ..vectors import column, cross, dot, norm, scale, sub, vec
 from .box_box import _support_radius
-from .common import column, cross, dot, norm, scale, sub, vec
 from .narrow import BOX, CAPSULE, CYLINDER, SPHERE
 
 

@@ -41,12 +41,12 @@ from ..collision import (
     toi_plane,
 )
 from ..collision.broad import can_collide
-from ..collision.common import cross
 from ..collision.toi import box_gap, rotation_radius
 from ..constraints import ANG_A, ANG_B, LIN_A, LIN_B, row_rate
 from ..jit import kernel
 from ..rotation import free_rotor_drift
 from ..state import world_spin
+from ..vectors import cross
 from .sets import (
     CCD_FRACTION,
     CCD_ITERATIONS,

@@ -8,7 +8,7 @@ import math
 from ..constraints import EQUALITY, LIN_A, LIN_B, SLOW_GAIN, coupling, evaluate_row
 from ..jit import kernel
 from ..linalg import proximal_lcp
-from ..rotation import mul, normalize, rot
+from ..vectors import mul, normalize, rot
 from .detect import moved_bodies, recheck_contacts
 from .islands import find_islands
 from .joined import contacts_touch_rows, factor_rows, join_rows, solve_factored

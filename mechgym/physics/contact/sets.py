@@ -21,7 +21,7 @@ from ..collision import (
 from ..collision.broad import grid_scratch
 from ..constraints import LIN_A, LIN_B
 from ..jit import kernel
-from ..rotation import mul, rot
+from ..vectors import mul, rot
 
 MARGIN = 1e-4  # m: contacts closer than this stay in the set (feature ids persist); only touching ones act
 TOUCH = 1e-9  # m: a gap up to this (round-off above 0) counts as touching and may carry force

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from mechgym.physics import constraints as rattle
-from mechgym.physics.rotation import quat_mul, rotate
 from mechgym.physics.state import State
+from mechgym.physics.vectors import quat_mul, rotate
 
 from .helpers import make_bodies
 

@@ -9,8 +9,8 @@ import pytest
 
 from mechgym.physics import contact
 from mechgym.physics.constraints import begin_step
-from mechgym.physics.rotation import rotate_inverse
 from mechgym.physics.step import drift, opening_kick
+from mechgym.physics.vectors import rotate_inverse
 
 from .driver import ContactScene
 from .scenes import GRAVITY, ball_drop, box_on_floor, run
