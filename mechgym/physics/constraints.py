@@ -47,12 +47,11 @@ to the world angular momentum. Each row reports the generalised force (P_positio
 POINT and DISTANCE rows (a rod or rope under tension reports a negative force, -tension), N m for ALIGN
 and ANGLE rows.
 
-Why START gradients and a coupled solve (seed 000): an impulse along the current gradient instead of G(q_n)
+Why the start gradients G(q_n) and a coupled solve (seed 000): an impulse along the current gradient instead of G(q_n)
 breaks the symplectic structure and costs a first-order energy error (a pendulum at 2 rad loses ~10 % in
 ten periods); evaluating every error once per sweep and correcting each row alone (Jacobi) diverges on
-coupled rows (a seesaw with two masses pinned to the plank). Both variants are kept selectable
-(``Solver.gradient``, ``Solver.sweep``) only so that tests hold those traps closed; they run the former
-sweeps over the rows (Gauss-Seidel over joint blocks for CURRENT). The direct solve replaced block
+coupled rows (a seesaw with two masses pinned to the plank). The tests that hold those traps closed carry their
+own copies of the variants (``tests/physics/constraints/traps.py``). The direct solve replaced block
 Gauss-Seidel sweeps, which needed ~16 SHAKE / ~23 projection sweeps per step on a double pendulum and ~80 /
 ~130 on the slider-crank, where it needs 2-3 iterations and one solve (plus the check that finds them met).
 """
@@ -64,24 +63,18 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .jit import allocating, kernel, zero_arrays
+from .jit import kernel, zero_arrays
+from .linalg import lu_factor, lu_solve
 from .rotation import free_rotor_drift
 from .state import world_spin
 from .vectors import cross, dot, rot, rotate_inverse
 
 POINT, ALIGN, DISTANCE, ANGLE = 0, 1, 2, 3
 EQUALITY, LOWER, UPPER = 0, 1, -1  # Rows.sense
-START, CURRENT = 0, 1  # Solver.gradient: impulse along G(q_n) (RATTLE) or along the current gradient (trap)
-GAUSS_SEIDEL, JACOBI = 0, 1  # Solver.sweep: coupled solve (RATTLE: direct, see shake) or each row alone (trap)
 WORLD = -1
 
 # Columns of a 12-number gradient row.
 LIN_A, ANG_A, LIN_B, ANG_B = 0, 3, 6, 9
-# The CURRENT trap's Gauss-Seidel solves consecutive equality rows of one body pair together, up to this many.
-MAX_BLOCK = 6
-# An elimination that leaves no pivot above this fraction of a column's own diagonal entry finds the column
-# dependent on the previous ones (``factor``).
-SINGULAR = 1e-12
 # The quasi-Newton matrices of the position stages (SHAKE's K, the contacts' joint restore's A) are taken once;
 # an iteration that gains less than this factor on the residual takes its matrix again at the current poses (a
 # Newton step). The passive slider-crank at 0.5 ms: the coupler-slider alignment row's SHAKE residual grew 1.5 %
@@ -147,8 +140,6 @@ class Solver(NamedTuple):
     tolerance: float = 1e-13
     velocity_tolerance: float = 1e-13
     max_sweeps: int = 200
-    gradient: int = START
-    sweep: int = GAUSS_SEIDEL
 
 
 class Workspace(NamedTuple):
@@ -161,7 +152,6 @@ class Workspace(NamedTuple):
     start_gradient: np.ndarray  # (R, 12) G(q_n)
     start_value: np.ndarray  # (R,) g(q_n) of each constraint row
     gradient: np.ndarray  # (R, 12) current gradient
-    change: np.ndarray  # (R,) impulse of the current sweep (Jacobi sweeps), N s
     active: np.ndarray  # (R,) bool: row takes part in the direct solve (SHAKE, velocity projection)
     # (R,) SHAKE and velocity-projection impulses of the current step, N s or N m s; on entry the previous
     # step's (the projection's warm start: step.advance copies each world's from state.State and back after a
@@ -173,12 +163,10 @@ class Workspace(NamedTuple):
     # the next step's first iterate (``predict_shake``); on entry the previous step's, like the impulses
     chord_rate: np.ndarray
     vectors: np.ndarray  # (8, 3) 3-vector scratch
-    block: np.ndarray  # (MAX_BLOCK, MAX_BLOCK) the coupling matrix of one block of rows (trap variants)
-    block_rhs: np.ndarray  # (MAX_BLOCK,) its right-hand side, then its impulses
     # Direct solve (``_solve_pass``):
     mobility: np.ndarray  # (R, 12) W D^T of each row's impulse direction D (G0 in SHAKE, G in the projection)
     matrix: np.ndarray  # (R, R) K = scale G W D^T over the active rows (see ``_assemble``)
-    factored: np.ndarray  # (R, R) LU factors of K over the member rows (``factor``)
+    factored: np.ndarray  # (R, R) LU factors of K over the member rows (``linalg.lu_factor``)
     order: np.ndarray  # (R,) int64: the member rows of the factored set, in row order
     pivot: np.ndarray  # (R,) int64: row swaps of the LU
     pivot_column: np.ndarray  # (R,) int64: pivot columns of the LU
@@ -187,7 +175,7 @@ class Workspace(NamedTuple):
     residual: np.ndarray  # (R,) g (SHAKE) or G v (projection) of each active row
     delta: np.ndarray  # (R,) the multiplier changes of the current solve, N s or N m s
     rhs: np.ndarray  # (R,) right-hand side of the factored solve, then its solution
-    diagonal: np.ndarray  # (R,) scratch of ``factor``
+    diagonal: np.ndarray  # (R,) scratch of ``linalg.lu_factor``
     kicked: np.ndarray  # (B,) bool: body received a SHAKE impulse since its last re-drift
     threshold: np.ndarray  # (1,) velocity tolerance of the current projection, m/s or rad/s
     # (R,) c = 4 / (h d) of each damper row taking part in the current solve (``damper_compliance``; m/s per N s,
@@ -207,9 +195,9 @@ class Workspace(NamedTuple):
         index = np.empty(rows, dtype=np.int64)
         work = Workspace(np.empty((bodies, 3)), np.empty((bodies, 4)), np.empty((bodies, 3)), np.empty((bodies, 3)),
                          np.empty((rows, 12)), np.empty(rows),
-                         np.empty((rows, 12)), np.empty(rows), np.empty(rows, dtype=np.bool_), np.empty(rows),
-                         np.empty(rows), np.empty(rows), np.empty((8, 3)), np.empty((MAX_BLOCK, MAX_BLOCK)),
-                         np.empty(MAX_BLOCK), np.empty((rows, 12)), np.empty((rows, rows)), np.empty((rows, rows)),
+                         np.empty((rows, 12)), np.empty(rows, dtype=np.bool_), np.empty(rows),
+                         np.empty(rows), np.empty(rows), np.empty((8, 3)),
+                         np.empty((rows, 12)), np.empty((rows, rows)), np.empty((rows, rows)),
                          index, index.copy(), index.copy(), np.empty(2, dtype=np.int64),
                          np.empty(rows, dtype=np.bool_), np.empty(rows), np.empty(rows), np.empty(rows),
                          np.empty(rows), np.empty(bodies, dtype=np.bool_), np.empty(1), np.empty(rows),
@@ -449,83 +437,6 @@ def _damper_error(value, stored, start):
     return max(0.0, abs(value) - DAMPER_ROUNDING * (abs(stored) + abs(start)))
 
 
-# ---- Direct solve: dense LU of the coupling matrix K over a set of rows ------------------------------------
-
-
-@kernel
-def factor(matrix, n, pivot, pivot_column, diagonal):
-    """LU-factor matrix[:n, :n] in place by Gaussian elimination with partial pivoting, skipping dependent
-    columns, and return the rank k. Column j is dependent when, after eliminating the previous pivots, no
-    remaining entry of it exceeds SINGULAR times its own diagonal entry |A_jj| (scale-free: the rows of one
-    scene couple from 1/(kg m^2) to 1/kg, many decades apart); its unknown is then left at 0
-    (``solve_factored``), which loses nothing when the system is consistent. ``diagonal`` (n,): scratch.
-
-    Step s (s < k) swapped row s with row pivot[s] (whole rows, so P A = L U with P all swaps applied in
-    order) and pivoted on column pivot_column[s]: U[s, c] = matrix[s, c] for the pivot columns c after it,
-    and L[i, s] = matrix[i, pivot_column[s]] for i > s (unit diagonal)."""
-    for i in range(n):
-        diagonal[i] = abs(matrix[i, i])
-    rank = 0
-    for col in range(n):
-        if rank == n:
-            break
-        best = rank
-        for row in range(rank + 1, n):
-            if abs(matrix[row, col]) > abs(matrix[best, col]):
-                best = row
-        if not abs(matrix[best, col]) > SINGULAR * diagonal[col]:
-            continue
-        if best != rank:
-            for k in range(n):
-                matrix[rank, k], matrix[best, k] = matrix[best, k], matrix[rank, k]
-        pivot[rank], pivot_column[rank] = best, col
-        for row in range(rank + 1, n):
-            multiplier = matrix[row, col] / matrix[rank, col]
-            matrix[row, col] = multiplier
-            if multiplier == 0.0:  # (rows of bodies that share none with the pivot's: K is block sparse)
-                continue
-            for k in range(col + 1, n):
-                matrix[row, k] -= multiplier * matrix[rank, k]
-        rank += 1
-    return rank
-
-
-@kernel
-def solve_factored(matrix, n, rank, pivot, pivot_column, rhs):
-    """Overwrite rhs[:n] with x solving A x = rhs, from ``factor``'s LU of A = matrix[:n, :n] of rank
-    ``rank``. The unknowns of dependent columns are 0; the last n - rank equations (consistency) are unused."""
-    for s in range(rank):  # rhs <- P rhs
-        rhs[s], rhs[pivot[s]] = rhs[pivot[s]], rhs[s]
-    for s in range(rank):  # forward: L y = P rhs
-        for row in range(s + 1, n):
-            rhs[row] -= matrix[row, pivot_column[s]] * rhs[s]
-    for s in range(rank - 1, -1, -1):  # back: U x = y over the pivot columns; y[s] becomes x[pivot_column[s]]
-        total = rhs[s]
-        for t in range(s + 1, rank):
-            total -= matrix[s, pivot_column[t]] * rhs[t]
-        rhs[s] = total / matrix[s, pivot_column[s]]
-    for s in range(rank, n):
-        rhs[s] = 0.0
-    # Move x[pivot_column[s]] from slot s to slot pivot_column[s] >= s, from the last step down: the slot
-    # written is never one still to be read (pivot columns increase with s).
-    for s in range(rank - 1, -1, -1):
-        value = rhs[s]
-        rhs[s] = 0.0
-        rhs[pivot_column[s]] = value
-
-
-@allocating
-def solve_block(matrix, rhs, n):
-    """Solve matrix[:n, :n] x = rhs[:n] in place (x left in rhs) by ``factor``. Returns False, leaving both
-    garbled, when the rows are dependent (see ``factor``). Allocates its scratch: it serves the block
-    Gauss-Seidel of the trap variants only."""
-    pivot, pivot_column = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
-    if factor(matrix, n, pivot, pivot_column, np.empty(n)) < n:
-        return False
-    solve_factored(matrix, n, n, pivot, pivot_column, rhs)
-    return True
-
-
 @kernel
 def _mobility(bodies, state, world, rows, r, grad, out):
     """out (12,) = W grad^T: the velocity change (per unit impulse along ``grad``) of row r's bodies, dg/dx / m
@@ -607,7 +518,7 @@ def _factor_set(member, matrix, factored, order, pivot, pivot_column, diagonal, 
     for k in range(m):
         for col in range(m):
             factored[k, col] = matrix[order[k], order[col]]
-    sizes[0], sizes[1] = m, factor(factored, m, pivot, pivot_column, diagonal)
+    sizes[0], sizes[1] = m, lu_factor(factored, m, pivot, pivot_column, diagonal)
     return m, sizes[1]
 
 
@@ -632,7 +543,7 @@ def _solve_set(work, total):
                 if delta[r] != 0.0:  # (the matrix entries of rows not taking part are stale)
                     value -= matrix[row, r] * delta[r]
         rhs[k] = value
-    solve_factored(work.factored, m, rank, work.pivot, work.pivot_column, rhs)
+    lu_solve(work.factored, m, rank, work.pivot, work.pivot_column, rhs)
     for k in range(m):
         delta[order[k]] = rhs[k]
 
@@ -681,27 +592,17 @@ def _solve_pass(rows, work, total, threshold):
 # ---- SHAKE -------------------------------------------------------------------------------------------------
 
 
-@kernel(inline=True)
-def _directions(solver, start_gradient, gradient):
-    """The rows' impulse directions in SHAKE: ``start_gradient`` G(q_n) (START) or the current ``gradient``
-    (CURRENT), row by row. (Arrays are returned only as arguments: a kernel has no reference counting.)"""
-    if solver.gradient == START:
-        return start_gradient
-    return gradient
-
-
 @kernel
-def _apply_shake(rows, bodies, solver, state, world, h, work):
-    """Add the impulses work.delta (N s, N m s) to ``work.impulse_position`` and apply them along the SHAKE
-    directions to the half-step (v, L), then re-drift each body that received one, once."""
-    directions = _directions(solver, work.start_gradient, work.gradient)
+def _apply_shake(rows, bodies, state, world, h, work):
+    """Add the impulses work.delta (N s, N m s) to ``work.impulse_position`` and apply them along G(q_n) to the
+    half-step (v, L), then re-drift each body that received one, once."""
     for r in range(rows.kind.size):
         impulse = work.delta[r]
         if impulse == 0.0:
             continue
         a, b = rows.body_a[r], rows.body_b[r]
         work.impulse_position[r] += impulse
-        apply_impulse(bodies, state, world, a, b, directions[r], impulse)
+        apply_impulse(bodies, state, world, a, b, work.start_gradient[r], impulse)
         for body in (a, b):
             if body >= 0:
                 work.kicked[body] = True
@@ -777,12 +678,6 @@ def _position_residuals(rows, bodies, state, world, h, work):
     return worst
 
 
-@kernel(inline=True)
-def _rattle(solver):
-    """The solver is RATTLE's (START gradients, GAUSS_SEIDEL: the direct solve), not a trap variant."""
-    return solver.gradient == START and solver.sweep == GAUSS_SEIDEL
-
-
 @kernel
 def predict_shake(rows, bodies, solver, state, world, h, work):
     """SHAKE's first iterate, taken before the drift (after ``begin_step``): impulses lambda along G0 = G(q_n)
@@ -795,14 +690,11 @@ def predict_shake(rows, bodies, solver, state, world, h, work):
     since the previous step, and the iteration is left only the change of the curvature, O(h) of it. Equality
     rows always; one-sided rows by the active set (``_solve_pass``), taking part where the prediction would
     violate them; each damper row by its soft row (``_damper_residual``, linear: met exactly here). RATTLE's
-    only: the trap variants (``shake``) start from the drift alone, and this returns.
 
     The system is solved divided by h, (G0 W G0^T + c) lambda = -(g(q_n)/h + G0 v - chord_rate), whose matrix is
     the velocity projection's at the same poses: the previous step's, while ``work`` holds it
     (HELD_PROJECTION: the same world and h, the poses unmoved since), is taken up with its factored set
     (``_join_movable_rows``) instead of being assembled and factored again."""
-    if not _rattle(solver):
-        return
     for r in range(rows.kind.size):
         work.impulse_position[r] = 0.0
         if rows.damping[r] > 0.0:
@@ -835,152 +727,15 @@ def _keep_chord_rates(rows, bodies, state, world, h, work):
 
 
 @kernel
-def _shake_direct(rows, bodies, solver, state, world, h, work):
-    """SHAKE by a quasi-Newton iteration over all rows at once (START gradients, sweep GAUSS_SEIDEL; see
-    ``shake``). Returns the iterations used (evaluations of g, the last one meeting the tolerance) or -1."""
-    previous = math.inf
-    for iteration in range(solver.max_sweeps):
-        worst = _position_residuals(rows, bodies, state, world, h, work)
-        if worst <= solver.tolerance:
-            return iteration + 1
-        if iteration == 0 or worst > SLOW_GAIN * previous:
-            _prepare_shake(rows, bodies, state, world, work.gradient, work)
-        previous = worst
-        for r in range(rows.kind.size):
-            work.residual[r] /= h  # (the solve's unit, as predict_shake's)
-        _solve_pass(rows, work, work.impulse_position, solver.tolerance / h)
-        _apply_shake(rows, bodies, solver, state, world, h, work)
-    return -1
-
-
-@kernel
-def _clamped(sense, total, change):
-    """The part of ``change`` that keeps the accumulated multiplier on the allowed side (sense * P >= 0)."""
-    if sense != EQUALITY and sense * (total + change) < 0.0:
-        return -total
-    return change
-
-
-@kernel
-def _row_impulse(rows, bodies, solver, state, world, h, work, r, value):
-    """SHAKE impulse of row r for the error ``value``: P = -g / (h G W D^T) with D the impulse direction
-    (G0 for START, the current G for CURRENT), clamped for one-sided rows. Returns P (0 if degenerate)."""
-    k = h * coupling(bodies, state, world, rows.body_a[r], rows.body_b[r], work.gradient[r],
-                     _directions(solver, work.start_gradient, work.gradient)[r], work.vectors)
-    if not k > 0.0:
-        return 0.0
-    return _clamped(rows.sense[r], work.impulse_position[r], -value / k)
-
-
-@kernel
-def block_end(rows, r):
-    """End (exclusive) of the block of rows that starts at row r: the run of consecutive equality rows on the
-    same body pair, at most MAX_BLOCK long; a one-sided row or a damper is a block of its own (the trap variants'
-    blocks)."""
-    end = r + 1
-    if rows.sense[r] != EQUALITY or rows.damping[r] != 0.0:
-        return end
-    while (end < rows.kind.size and end - r < MAX_BLOCK and rows.sense[end] == EQUALITY
-           and rows.damping[end] == 0.0 and rows.body_a[end] == rows.body_a[r] and rows.body_b[end] == rows.body_b[r]):
-        end += 1
-    return end
-
-
-@kernel
-def _shake_rows(rows, bodies, solver, state, world, h, work, start, end):
-    """Row-by-row Gauss-Seidel over rows [start, end); returns the largest error met (see ``shake``)."""
-    worst = 0.0
-    for r in range(start, end):
-        value = evaluate_row(rows, r, state, world, work.gradient[r])
-        impulse = _row_impulse(rows, bodies, solver, state, world, h, work, r, value)
-        # An equality row's error is |g|; a one-sided row counts only while it acts (pushes or releases).
-        worst = _worse(worst, abs(value) if impulse != 0.0 or rows.sense[r] == EQUALITY else 0.0)
-        _shake_row(rows, bodies, solver, state, world, h, work, r, impulse)
-    return worst
-
-
-@kernel
-def _shake_block(rows, bodies, solver, state, world, h, work, start, end):
-    """One Gauss-Seidel step on the block [start, end) of equality rows of one body pair: g_i at the current
-    poses, impulses P solving sum_j h G_i W D_j^T P_j = -g_i (D: the impulse directions), applied together,
-    then both bodies re-drift. Returns the block's largest |g|. Dependent rows fall back to row by row."""
-    n = end - start
-    if n == 1:
-        return _shake_rows(rows, bodies, solver, state, world, h, work, start, end)
-    a, b = rows.body_a[start], rows.body_b[start]
-    directions = _directions(solver, work.start_gradient, work.gradient)
-    worst = 0.0
-    for i in range(n):
-        value = evaluate_row(rows, start + i, state, world, work.gradient[start + i])
-        work.block_rhs[i] = -value
-        worst = _worse(worst, abs(value))
-    for i in range(n):
-        for j in range(n):
-            work.block[i, j] = h * coupling(bodies, state, world, a, b, work.gradient[start + i],
-                                            directions[start + j], work.vectors)
-    if not solve_block(work.block, work.block_rhs, n):
-        return _worse(worst, _shake_rows(rows, bodies, solver, state, world, h, work, start, end))
-    for j in range(n):
-        work.impulse_position[start + j] += work.block_rhs[j]
-        apply_impulse(bodies, state, world, a, b, directions[start + j], work.block_rhs[j])
-    redrift(bodies, state, world, a, h, work)
-    redrift(bodies, state, world, b, h, work)
-    return worst
-
-
-@kernel
-def _shake_row(rows, bodies, solver, state, world, h, work, r, impulse):
-    """Apply one SHAKE impulse of row r along its direction and re-drift the row's two bodies."""
-    if impulse == 0.0:
-        return
-    a, b = rows.body_a[r], rows.body_b[r]
-    work.impulse_position[r] += impulse
-    apply_impulse(bodies, state, world, a, b, _directions(solver, work.start_gradient, work.gradient)[r], impulse)
-    redrift(bodies, state, world, a, h, work)
-    redrift(bodies, state, world, b, h, work)
-
-
-@kernel
-def _shake_sweeps(rows, bodies, solver, state, world, h, work):
-    """SHAKE by sweeps over the rows, for the trap variants (see ``shake``): Jacobi (every row evaluated, then
-    all row impulses applied) or Gauss-Seidel over the blocks of ``block_end`` with the CURRENT gradients.
-    Dampers take no part, so these variants leave out the opening half of the damping: they are for the
-    undamped scenes of the tests that keep those traps closed."""
-    count = rows.kind.size
-    for sweep in range(solver.max_sweeps):
-        worst = 0.0
-        if solver.sweep == JACOBI:
-            for r in range(count):
-                work.change[r] = 0.0
-                if rows.damping[r] != 0.0:
-                    continue
-                value = evaluate_row(rows, r, state, world, work.gradient[r])
-                work.change[r] = _row_impulse(rows, bodies, solver, state, world, h, work, r, value)
-                worst = _worse(worst, abs(value) if work.change[r] != 0.0 or rows.sense[r] == EQUALITY else 0.0)
-            for r in range(count):
-                _shake_row(rows, bodies, solver, state, world, h, work, r, work.change[r])
-        else:
-            r = 0
-            while r < count:
-                end = block_end(rows, r)
-                if rows.damping[r] == 0.0:
-                    worst = _worse(worst, _shake_block(rows, bodies, solver, state, world, h, work, r, end))
-                r = end
-        if worst <= solver.tolerance:
-            return sweep + 1
-    return -1
-
-
-@kernel
 def shake(rows, bodies, solver, state, world, h, work):
     """Project the drifted poses of world ``world`` back onto the rows (after step.drift, before the
-    closing kick) and correct the half-step velocities and momenta to match. ``begin_step`` and, for RATTLE,
+    closing kick) and correct the half-step velocities and momenta to match. ``begin_step`` and
     ``predict_shake`` must have run before the drift. Returns the number of iterations (sweeps) used, or -1
     if the tolerance was not met in ``solver.max_sweeps`` of them (or the poses are not finite).
 
     The multipliers lambda (N s per row) act as impulses lambda G0 on the half-step (v, L); the bodies drift
-    again from (c_n, q_n), so g(lambda) = g(q(lambda)) is nonlinear. RATTLE (START gradients, sweep
-    GAUSS_SEIDEL) solves g(lambda) = 0 by a quasi-Newton iteration on all rows at once:
+    again from (c_n, q_n), so g(lambda) = g(q(lambda)) is nonlinear. RATTLE solves g(lambda) = 0 by a
+    quasi-Newton iteration on all rows at once:
         delta = -K^{-1} g(q),  K = h G W G0^T  (the derivative dg/dlambda: dc/dlambda = h G0_x^T / m exactly,
                                                  dtheta/dlambda = h W G0_theta^T to O(h |omega|)),
     solved divided by h (as ``predict_shake``'s system), with G and W taken once, at the first iterate (after the
@@ -991,21 +746,22 @@ def shake(rows, bodies, solver, state, world, h, work):
     equality rows and the one-sided rows that act (``_acting_error``); the projection has converged when that is
     at most ``solver.tolerance``.
 
-    The trap variants keep sweeps over the rows (``_shake_sweeps``): Jacobi (every error evaluated once per
-    sweep, then all impulses applied) diverges on coupled rows; the CURRENT gradient (impulses along G(q)
-    instead of G0, Gauss-Seidel over joint blocks) converges but to a non-symplectic step.
-
-    Start: RATTLE's iteration goes on from ``predict_shake``'s first iterate (run before the drift); the
-    converged poses do not depend on it, only the iteration count does. The trap variants start from the drift
-    alone, so that they stay the plain variants."""
-    if _rattle(solver):
-        used = _shake_direct(rows, bodies, solver, state, world, h, work)
-        if used > 0:
+    The iteration goes on from ``predict_shake``'s first iterate (run before the drift); the converged poses do
+    not depend on it, only the iteration count does."""
+    previous = math.inf
+    for iteration in range(solver.max_sweeps):
+        worst = _position_residuals(rows, bodies, state, world, h, work)
+        if worst <= solver.tolerance:
             _keep_chord_rates(rows, bodies, state, world, h, work)
-        return used
-    for r in range(rows.kind.size):
-        work.impulse_position[r] = 0.0
-    return _shake_sweeps(rows, bodies, solver, state, world, h, work)
+            return iteration + 1
+        if iteration == 0 or worst > SLOW_GAIN * previous:
+            _prepare_shake(rows, bodies, state, world, work.gradient, work)
+        previous = worst
+        for r in range(rows.kind.size):
+            work.residual[r] /= h  # (the solve's unit, as predict_shake's)
+        _solve_pass(rows, work, work.impulse_position, solver.tolerance / h)
+        _apply_shake(rows, bodies, state, world, h, work)
+    return -1
 
 
 # ---- Velocity projection -----------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
-"""Small dense linear algebra for the contact solves: a ridge-shifted Cholesky factorisation, and the linear
-complementarity problem of a symmetric positive semidefinite matrix (proximal point iterations, each a positive
-definite problem solved by principal pivoting)."""
+"""The engine's small dense linear algebra: Cholesky factorisations (ridge-shifted, and semidefinite with dependent
+rows marked), Gaussian elimination with full pivoting, an LU factorisation with partial pivoting that skips
+dependent columns, and the linear complementarity problem of a symmetric positive semidefinite matrix (proximal
+point iterations, each a positive definite problem solved by principal pivoting)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from .jit import kernel
 # diagonal: 0.01 per iteration), and the pivoting's systems have a condition number below 1 / ridge.
 PROXIMAL_RIDGE = 1e-9
 PROXIMAL_ITERATIONS = 20  # at most (from the sweeps' multipliers two or three reach round-off)
-DEPENDENT = 1e-12  # relative pivot size below which an equation counts as dependent (``eliminate``)
+DEPENDENT = 1e-12  # relative pivot size below which an equation counts as dependent (each factorisation's scale)
 MAX_PIVOTS = 1000  # of principal_pivoting (the least-index rule is finite, but its worst case is exponential)
 
 
@@ -34,6 +35,45 @@ def ridge_cholesky(a, n, ridge):
                 value -= a[i, k] * a[j, k]
             a[i, j] = value / a[j, j]
     return True
+
+
+@kernel
+def semidefinite_cholesky(a, n, dependent):
+    """In place: the lower triangle of a[:n, :n] (symmetric positive semidefinite over the rows not marked in
+    dependent[:n] on entry) <- L, L L^T = a over those rows. A row whose pivot falls to DEPENDENT times their
+    largest diagonal entry or below depends on the earlier ones and is marked too. The rows and columns of L at the
+    marked rows are the identity's, so that ``cholesky_solve`` of a right-hand side that is 0 at the marked rows
+    gives 0 there (a dependent row's multiplier, exact when the equations are consistent) and the solution of the
+    others. Returns the number of rows not marked.
+
+    L[i, j] = (a[i, j] - sum_{k<j} L[i, k] L[j, k]) / L[j, j];  L[i, i] = sqrt(a[i, i] - sum_{k<i} L[i, k]^2)."""
+    scale = 0.0
+    for i in range(n):
+        if not dependent[i]:
+            scale = max(scale, a[i, i])
+    independent = 0
+    for i in range(n):
+        if not dependent[i]:
+            for j in range(i):
+                total = 0.0
+                if not dependent[j]:
+                    total = a[i, j]
+                    for k in range(j):
+                        total -= a[i, k] * a[j, k]
+                    total /= a[j, j]
+                a[i, j] = total
+            total = a[i, i]
+            for k in range(i):
+                total -= a[i, k] * a[i, k]
+            if total > DEPENDENT * scale:
+                a[i, i] = math.sqrt(total)
+                independent += 1
+                continue
+            dependent[i] = True
+        for k in range(i):
+            a[i, k] = 0.0
+        a[i, i] = 1.0
+    return independent
 
 
 @kernel
@@ -95,6 +135,68 @@ def eliminate(a, b, n, order, x):
             total -= a[k, j] * x[order[j]]
         x[order[k]] = total / a[k, k]
     return rank
+
+
+@kernel
+def lu_factor(matrix, n, pivot, pivot_column, diagonal):
+    """LU-factor matrix[:n, :n] in place by Gaussian elimination with partial pivoting, skipping dependent
+    columns, and return the rank k. Column j is dependent when, after eliminating the previous pivots, no
+    remaining entry of it exceeds DEPENDENT times its own diagonal entry |A_jj| (scale-free: the rows of one
+    scene couple from 1/(kg m^2) to 1/kg, many decades apart); its unknown is then left at 0
+    (``lu_solve``), which loses nothing when the system is consistent. ``diagonal`` (n,): scratch.
+
+    Step s (s < k) swapped row s with row pivot[s] (whole rows, so P A = L U with P all swaps applied in
+    order) and pivoted on column pivot_column[s]: U[s, c] = matrix[s, c] for the pivot columns c after it,
+    and L[i, s] = matrix[i, pivot_column[s]] for i > s (unit diagonal)."""
+    for i in range(n):
+        diagonal[i] = abs(matrix[i, i])
+    rank = 0
+    for col in range(n):
+        if rank == n:
+            break
+        best = rank
+        for row in range(rank + 1, n):
+            if abs(matrix[row, col]) > abs(matrix[best, col]):
+                best = row
+        if not abs(matrix[best, col]) > DEPENDENT * diagonal[col]:
+            continue
+        if best != rank:
+            for k in range(n):
+                matrix[rank, k], matrix[best, k] = matrix[best, k], matrix[rank, k]
+        pivot[rank], pivot_column[rank] = best, col
+        for row in range(rank + 1, n):
+            multiplier = matrix[row, col] / matrix[rank, col]
+            matrix[row, col] = multiplier
+            if multiplier == 0.0:  # (rows of bodies that share none with the pivot's: K is block sparse)
+                continue
+            for k in range(col + 1, n):
+                matrix[row, k] -= multiplier * matrix[rank, k]
+        rank += 1
+    return rank
+
+
+@kernel
+def lu_solve(matrix, n, rank, pivot, pivot_column, rhs):
+    """Overwrite rhs[:n] with x solving A x = rhs, from ``lu_factor``'s LU of A = matrix[:n, :n] of rank
+    ``rank``. The unknowns of dependent columns are 0; the last n - rank equations (consistency) are unused."""
+    for s in range(rank):  # rhs <- P rhs
+        rhs[s], rhs[pivot[s]] = rhs[pivot[s]], rhs[s]
+    for s in range(rank):  # forward: L y = P rhs
+        for row in range(s + 1, n):
+            rhs[row] -= matrix[row, pivot_column[s]] * rhs[s]
+    for s in range(rank - 1, -1, -1):  # back: U x = y over the pivot columns; y[s] becomes x[pivot_column[s]]
+        total = rhs[s]
+        for t in range(s + 1, rank):
+            total -= matrix[s, pivot_column[t]] * rhs[t]
+        rhs[s] = total / matrix[s, pivot_column[s]]
+    for s in range(rank, n):
+        rhs[s] = 0.0
+    # Move x[pivot_column[s]] from slot s to slot pivot_column[s] >= s, from the last step down: the slot
+    # written is never one still to be read (pivot columns increase with s).
+    for s in range(rank - 1, -1, -1):
+        value = rhs[s]
+        rhs[s] = 0.0
+        rhs[pivot_column[s]] = value
 
 
 @kernel

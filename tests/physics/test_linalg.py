@@ -1,6 +1,7 @@
-"""The small dense solvers of the contact stages (``physics.linalg``): the ridge-shifted Cholesky factor against
-numpy, and the linear complementarity problem of a positive semidefinite matrix against constructed solutions,
-on random matrices of the ranks that coplanar contacts give (four corners of a face, three motions)."""
+"""The engine's small dense solvers (``physics.linalg``): the ridge-shifted Cholesky factor and the LU against
+numpy, the semidefinite Cholesky against constructed dependent rows, and the linear complementarity problem of a
+positive semidefinite matrix against constructed solutions, on random matrices of the ranks that coplanar
+contacts give (four corners of a face, three motions)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,15 @@ from hypothesis import strategies as st
 
 from mechgym.physics.contact.position import PUSHING_GAP, SLOW_GAP
 from mechgym.physics.contact.sets import POSITION_TOLERANCE
-from mechgym.physics.linalg import DEPENDENT, cholesky_solve, proximal_lcp, ridge_cholesky
+from mechgym.physics.linalg import (
+    DEPENDENT,
+    cholesky_solve,
+    lu_factor,
+    lu_solve,
+    proximal_lcp,
+    ridge_cholesky,
+    semidefinite_cholesky,
+)
 
 
 def _psd(seed: int, n: int, rank: int, spread: float) -> np.ndarray:
@@ -36,6 +45,31 @@ def test_the_cholesky_factor_solves_the_shifted_system_to_round_off(seed, n):
     cholesky_solve(factor, n, x)
     expected = np.linalg.solve(a + 0.5 * np.eye(n), b)
     assert np.abs(x - expected).max() <= 1e-12 * np.abs(expected).max()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 10**6), st.integers(1, 16), st.integers(0, 6), st.integers(0, 4))
+def test_the_semidefinite_cholesky_marks_dependent_rows_and_solves_the_others(seed, independent, repeated, marked):
+    """Rows of G G^T, at any scale, with some rows combinations of others, in random order, and some rows marked on
+    entry holding garbage: the factor ignores the marked rows, marks exactly the dependent ones and
+    solves a consistent system with 0 at every marked row."""
+    rng = np.random.default_rng(seed)
+    gradient = rng.normal(size=(independent, independent + 2)) * 10.0 ** rng.uniform(-3, 3)
+    combinations = rng.normal(size=(repeated, independent)) * (rng.random((repeated, independent)) < 0.5)
+    rows = rng.permutation(np.vstack([gradient, combinations @ gradient]))
+    a = rows @ rows.T
+    n = a.shape[0] + marked
+    keep = np.sort(rng.permutation(n)[:a.shape[0]])
+    matrix, dependent = rng.normal(size=(n, n)), np.ones(n, dtype=np.bool_)
+    matrix[np.ix_(keep, keep)], dependent[keep] = a, False
+    factor, rhs = matrix.copy(), np.zeros(n)
+    rhs[keep] = a @ rng.normal(size=keep.size)
+    assert semidefinite_cholesky(factor, n, dependent) == independent == n - dependent.sum()
+    x = np.where(dependent, 0.0, rhs)
+    cholesky_solve(factor, n, x)
+    assert np.all(x[dependent] == 0.0)
+    scale = np.abs(a).max() * np.abs(x).max() if a.size else 0.0
+    assert np.abs(a @ x[keep] - rhs[keep]).max(initial=0.0) <= 1e-9 * scale
 
 
 def test_an_indefinite_matrix_has_no_factor():
@@ -188,3 +222,43 @@ def test_a_pad_deep_in_the_cards_edge_is_corrected_from_zero_where_the_sweeps_st
     iterations, z = _lcp(a, q, np.zeros_like(start), SLOW_GAP)
     assert iterations > 0
     assert _complementarity(a, q, z) <= SLOW_GAP
+
+
+def test_the_lu_solves_mixed_scales_and_consistent_dependent_rows():
+    rng, n = np.random.default_rng(11), 8
+    scales = 10.0 ** rng.uniform(-6, 7, n)  # couplings from 1/(kg m^2) of a heavy table to a light bead's
+    pivot, pivot_column, diagonal = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros(n)
+    gradient = rng.normal(size=(n, n)) * np.sqrt(scales)[:, None]
+    matrix = gradient @ gradient.T + 0.1 * np.diag(scales)
+    factored, rhs = matrix.copy(), rng.normal(size=n) * np.sqrt(scales)
+    assert lu_factor(factored, n, pivot, pivot_column, diagonal) == n
+    x = rhs.copy()
+    lu_solve(factored, n, n, pivot, pivot_column, x)
+    np.testing.assert_allclose(matrix @ x, rhs, rtol=1e-10, atol=0)
+    # Rows 5-7 repeat rows 0-2 (a redundant joint): rank 5, and a consistent right-hand side is still met.
+    gradient = rng.normal(size=(5, 6))
+    gradient = np.vstack([gradient, gradient[:3]])
+    matrix = gradient @ gradient.T
+    rhs = matrix @ rng.normal(size=n)
+    factored = matrix.copy()
+    rank = lu_factor(factored, n, pivot, pivot_column, diagonal)
+    assert rank == 5
+    x = rhs.copy()
+    lu_solve(factored, n, rank, pivot, pivot_column, x)
+    np.testing.assert_allclose(matrix @ x, rhs, rtol=0, atol=1e-12 * np.max(np.abs(rhs)))
+
+
+def test_the_lu_solves_a_block_sparse_system_whose_blocks_share_nothing():
+    # K of rows on bodies that share none is block diagonal: the elimination skips the zero multipliers.
+    rng = np.random.default_rng(12)
+    blocks = [rng.normal(size=(3, 3)) for _ in range(3)]
+    matrix = np.zeros((9, 9))
+    for k, block in enumerate(blocks):
+        matrix[3 * k:3 * k + 3, 3 * k:3 * k + 3] = block @ block.T + np.eye(3) * 10.0 ** (3 * k - 3)
+    n = 9
+    pivot, pivot_column, diagonal = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros(n)
+    rhs = rng.normal(size=n)
+    factored, x = matrix.copy(), rhs.copy()
+    assert lu_factor(factored, n, pivot, pivot_column, diagonal) == n
+    lu_solve(factored, n, n, pivot, pivot_column, x)
+    np.testing.assert_allclose(x, np.linalg.solve(matrix, rhs), rtol=1e-12, atol=0)

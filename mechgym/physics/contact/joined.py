@@ -18,7 +18,7 @@ thousands of sweeps on a chain (a slider at the end of a crank: each sweep gains
 The same response moves the poses in the position correction (``contact.position``: dx, dtheta instead of
 dv, dL).
 
-A is factored once per solve, A = L L^T (Cholesky), over the equality rows; a pivot that falls below SINGULAR
+A is factored once per solve, A = L L^T (Cholesky), over the equality rows; a pivot that falls below linalg.DEPENDENT
 times the largest diagonal entry marks a row that depends on earlier ones (a redundant row of a closed loop):
 its multiplier is kept at 0, which is exact when the rows are consistent. One-sided rows (limits, ropes) are
 not in A: ``constraints.projection_sweep`` handles them between the contact sweeps. Damper rows
@@ -36,8 +36,8 @@ import numpy as np
 
 from ..constraints import EQUALITY, LIN_A, LIN_B, apply_impulse, body_coupling
 from ..jit import kernel, zero_arrays
+from ..linalg import cholesky_solve, semidefinite_cholesky
 
-SINGULAR = 1e-12  # relative pivot size below which an equality row counts as dependent
 # A contact row whose joined coupling is below this fraction of its free-body one moves nothing the joints allow
 # (e.g. a tangent along a hinge's axis): its coupling is set to exactly 0 and it takes no impulse.
 BLOCKED = 1e-10
@@ -99,7 +99,6 @@ def factor_rows(rows, bodies, state, world, gradient, compliance, joined):
     number of independent rows."""
     count = rows.kind.size
     factor = joined.factor
-    scale = 0.0
     for i in range(count):
         joined.dependent[i] = rows.sense[i] != EQUALITY or (rows.damping[i] > 0.0 and not compliance[i] > 0.0)
         for j in range(i + 1):
@@ -109,53 +108,16 @@ def factor_rows(rows, bodies, state, world, gradient, compliance, joined):
                                               rows.body_a[j], rows.body_b[j], gradient[j], joined.vectors)
         if not joined.dependent[i]:
             factor[i, i] += compliance[i]
-            scale = max(scale, factor[i, i])
-    independent = 0
-    # L[i, j] = (A[i, j] - sum_{k<j} L[i, k] L[j, k]) / L[j, j];  L[i, i] = sqrt(A[i, i] - sum_{k<i} L[i, k]^2)
-    for i in range(count):
-        if joined.dependent[i]:
-            continue
-        for j in range(i):
-            if joined.dependent[j]:
-                continue
-            total = factor[i, j]
-            for k in range(j):
-                total -= factor[i, k] * factor[j, k]
-            factor[i, j] = total / factor[j, j]
-        total = factor[i, i]
-        for k in range(i):
-            if not joined.dependent[k]:
-                total -= factor[i, k] * factor[i, k]
-        if not total > SINGULAR * scale:
-            joined.dependent[i] = True
-            for k in range(i):
-                factor[i, k] = 0.0
-            continue
-        factor[i, i] = np.sqrt(total)
-        independent += 1
-    return independent
+    return semidefinite_cholesky(factor, count, joined.dependent)
 
 
 @kernel
 def solve_factored(joined, x):
     """x <- A^{-1} x with the factor of ``factor_rows`` (dependent rows: 0)."""
-    factor = joined.factor
-    count = x.size
-    for i in range(count):  # L z = x
+    for i in range(x.size):
         if joined.dependent[i]:
             x[i] = 0.0
-            continue
-        total = x[i]
-        for k in range(i):
-            total -= factor[i, k] * x[k]
-        x[i] = total / factor[i, i]
-    for i in range(count - 1, -1, -1):  # L^T x = z
-        if joined.dependent[i]:
-            continue
-        total = x[i]
-        for k in range(i + 1, count):
-            total -= factor[k, i] * x[k]
-        x[i] = total / factor[i, i]
+    cholesky_solve(joined.factor, x.size, x)
 
 
 @kernel

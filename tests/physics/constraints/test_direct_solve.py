@@ -73,45 +73,6 @@ def test_a_hinge_limit_is_met_by_the_active_set_in_a_few_iterations():
     assert np.max(counts[:, 1]) <= 4
 
 
-def test_the_lu_solves_mixed_scales_and_consistent_dependent_rows():
-    n = 8
-    scales = 10.0 ** RNG.uniform(-6, 7, n)  # couplings from 1/(kg m^2) of a heavy table to a light bead's
-    pivot, pivot_column, diagonal = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros(n)
-    gradient = RNG.normal(size=(n, n)) * np.sqrt(scales)[:, None]
-    matrix = gradient @ gradient.T + 0.1 * np.diag(scales)
-    factored, rhs = matrix.copy(), RNG.normal(size=n) * np.sqrt(scales)
-    assert rattle.factor(factored, n, pivot, pivot_column, diagonal) == n
-    x = rhs.copy()
-    rattle.solve_factored(factored, n, n, pivot, pivot_column, x)
-    np.testing.assert_allclose(matrix @ x, rhs, rtol=1e-10, atol=0)
-    # Rows 5-7 repeat rows 0-2 (a redundant joint): rank 5, and a consistent right-hand side is still met.
-    gradient = RNG.normal(size=(5, 6))
-    gradient = np.vstack([gradient, gradient[:3]])
-    matrix = gradient @ gradient.T
-    rhs = matrix @ RNG.normal(size=n)
-    factored = matrix.copy()
-    rank = rattle.factor(factored, n, pivot, pivot_column, diagonal)
-    assert rank == 5
-    x = rhs.copy()
-    rattle.solve_factored(factored, n, rank, pivot, pivot_column, x)
-    np.testing.assert_allclose(matrix @ x, rhs, rtol=0, atol=1e-12 * np.max(np.abs(rhs)))
-
-
-def test_the_lu_solves_a_block_sparse_system_whose_blocks_share_nothing():
-    # K of rows on bodies that share none is block diagonal: the elimination skips the zero multipliers.
-    blocks = [RNG.normal(size=(3, 3)) for _ in range(3)]
-    matrix = np.zeros((9, 9))
-    for k, block in enumerate(blocks):
-        matrix[3 * k:3 * k + 3, 3 * k:3 * k + 3] = block @ block.T + np.eye(3) * 10.0 ** (3 * k - 3)
-    n = 9
-    pivot, pivot_column, diagonal = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros(n)
-    rhs = RNG.normal(size=n)
-    factored, x = matrix.copy(), rhs.copy()
-    assert rattle.factor(factored, n, pivot, pivot_column, diagonal) == n
-    rattle.solve_factored(factored, n, n, pivot, pivot_column, x)
-    np.testing.assert_allclose(x, np.linalg.solve(matrix, rhs), rtol=1e-12, atol=0)
-
-
 @njit(cache=True)
 def _predicted_impulses(bodies, env, linkage, state, h, wrench, impulse, work, poison, forget, out):
     """One step of world 0 up to its velocity projection, then the next step's opening kick and ``predict_shake``

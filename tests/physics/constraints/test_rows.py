@@ -118,29 +118,3 @@ def test_impulse_and_coupling_follow_the_inverse_mass_matrix():
         lin, ang = grad[column:column + 3], grad[column + 3:column + 6]
         expected += lin @ lin / bodies.mass[body] + ang @ inv_world @ ang
     assert k == pytest.approx(expected, rel=1e-12)
-
-
-def test_block_solve_matches_a_dense_solve_and_detects_dependent_rows():
-    for n in range(1, rattle.MAX_BLOCK + 1):
-        matrix = RNG.normal(size=(n, n)) + n * np.eye(n)
-        rhs = RNG.normal(size=n)
-        work_matrix, work_rhs = np.zeros((rattle.MAX_BLOCK, rattle.MAX_BLOCK)), np.zeros(rattle.MAX_BLOCK)
-        work_matrix[:n, :n], work_rhs[:n] = matrix, rhs
-        assert rattle.solve_block(work_matrix, work_rhs, n)
-        np.testing.assert_allclose(work_rhs[:n], np.linalg.solve(matrix, rhs), rtol=1e-12, atol=1e-12)
-    dependent = np.zeros((rattle.MAX_BLOCK, rattle.MAX_BLOCK))
-    dependent[:3, :3] = np.outer([1.0, 2.0, 3.0], [1.0, 2.0, 3.0])  # rank 1
-    assert not rattle.solve_block(dependent, np.ones(rattle.MAX_BLOCK), 3)
-
-
-def test_blocks_are_runs_of_equality_rows_on_one_body_pair():
-    rows = rattle.Rows.concatenate([
-        rattle.make_rows(rattle.POINT, rattle.WORLD, 0, axis_a=np.eye(3)),  # rows 0-2: one block
-        rattle.make_rows(rattle.ANGLE, rattle.WORLD, 0, sense=rattle.LOWER),  # row 3: one-sided, alone
-        rattle.make_rows(rattle.ALIGN, 0, 1, axis_a=np.eye(3)[[0] * 8]),  # rows 4-11: 6 + 2 (MAX_BLOCK)
-    ])
-    starts, r = [], 0
-    while r < rows.kind.size:
-        starts.append(r)
-        r = rattle.block_end(rows, r)
-    assert starts == [0, 3, 4, 10]
