@@ -27,7 +27,7 @@ from ..physics import State, StepScratch, Windows, build_model
 from ..physics.confinement import check_not_a_force_target
 from ..physics.constraints import DISTANCE, LIN_B
 from ..physics.contact import ContactSet, Scratch
-from ..physics.dispatch import Direct
+from ..physics.dispatch import Direct, Packed
 from ..physics.joints import state_from_mujoco, store_coordinates, turns_from_qpos
 from ..physics.kinematics import BODY_QUAT, FRAME_SIZE, OFFSET, OMEGA, ORIGIN_VEL, derive_frame, store_generalized
 from ..physics.state import energy
@@ -41,7 +41,7 @@ from ..physics.step import (
     OK,
     START_CONTACTS,
     TOO_MANY_CONTACTS,
-    run,
+    run_packed,
 )
 from ..scene import confinement_names, name_of
 from ..simulator import BodyState, Contact, Event, Simulator
@@ -102,20 +102,22 @@ class MechgymSimulator(Simulator):
         self._contacts = ContactSet.empty(1, self._capacity, EVENTS)
         self._scratch = Scratch.empty(model.ngeom, bodies, self._capacity, self._pairs)
         self._step_scratch = StepScratch.fitting(self._state, linkage, self._contacts, self.engine.confinements)
-        # the engine's entry point, stepping and at resets, without the dispatcher's per-call typing (physics.dispatch)
-        self._run = Direct(run)
+        # the engine's entry point, stepping and at resets, without the dispatcher's per-call typing and with the
+        # arrays that stay the same objects packed into one (physics.dispatch)
+        self._run = Direct(run_packed)
+        self._packed = Packed(self.engine.bodies, self.engine.actuators, self.engine.env, linkage, self.engine.geoms,
+                              self.engine.confinements, self._state, self._contacts, self._scratch, self._ctrl,
+                              self._status, self._step_scratch)
         # a MuJoCo data for the initial poses' frames at a reset (an RL run resets every few hundred steps)
         self._reset_data = mujoco.MjData(model)
         self.reset()
 
     # ----------------------------------------------------------------- stepping
     def _advance(self, n: int) -> None:
-        engine = self.engine
         contacts = self._contacts
         while n > 0:
-            self._run(ADVANCE, engine.bodies, engine.actuators, engine.env, engine.linkage, engine.geoms,
-                      engine.confinements, self._window_arrays(), self._state, contacts, self._scratch, self._ctrl,
-                      self._step_count, n, self._dt, self._status, self._step_scratch)
+            self._run(ADVANCE, self._packed.block, self._packed.kind, self._window_arrays(), self._step_count, n,
+                      self._dt)
             # The kernel stops early (status OK) before its event buffer could overflow: collect and go on. (Only
             # a single step taken in parts that records more impacts than the buffer holds loses the rest.)
             if contacts.event_count[0]:
@@ -293,9 +295,6 @@ class MechgymSimulator(Simulator):
         self.subdivided_steps = 0
         self._contacts.clear()
         self._scratch.order[...] = np.arange(self._scratch.order.size)
-        engine = self.engine
-        if engine.env.contacts and self._run(
-                START_CONTACTS, engine.bodies, engine.actuators, engine.env, engine.linkage, engine.geoms,
-                engine.confinements, _NO_WINDOWS, self._state, self._contacts, self._scratch, self._ctrl,
-                self._step_count, 0, self._dt, self._status, self._step_scratch) < 0:
+        if self.engine.env.contacts and self._run(START_CONTACTS, self._packed.block, self._packed.kind, _NO_WINDOWS,
+                                                  self._step_count, 0, self._dt) < 0:
             self._fail("the resting contact forces of the initial state did not converge")

@@ -107,6 +107,7 @@ from .contact import (
     sweep_setup,
     warm_start,
 )
+from .dispatch import unpack
 from .forces import CoordinateScratch, coordinate_wrench, smooth_wrench, window_impulse
 from .jit import kernel, zero_arrays
 from .joints import update_turns
@@ -624,3 +625,14 @@ def run(operation, bodies, actuators, env, linkage, geoms, confinements, windows
     advance(bodies, actuators, env, linkage, geoms, confinements, windows, state, contacts, contact_scratch, ctrl,
             first_step, n, h, status, step_scratch)
     return 0
+
+
+@kernel
+def run_packed(operation, packed, kind, windows, first_step, n, h):
+    """``run`` with the arguments that a simulator passes as the same objects at every call packed into one array
+    (``dispatch.Packed(bodies, actuators, env, linkage, geoms, confinements, state, contacts, contact_scratch, ctrl,
+    status, step_scratch)``; ``kind`` its ``Packed.kind``): a call from Python unboxes it instead of ~250 arrays."""
+    (bodies, actuators, env, linkage, geoms, confinements, state, contacts, contact_scratch, ctrl, status,
+     step_scratch) = unpack(packed, kind)
+    return run(operation, bodies, actuators, env, linkage, geoms, confinements, windows, state, contacts,
+               contact_scratch, ctrl, first_step, n, h, status, step_scratch)

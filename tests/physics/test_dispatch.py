@@ -1,15 +1,18 @@
-"""physics.dispatch.Direct: the compiled kernel called without the dispatcher's typing gives exactly what the
-dispatcher gives, and falls back to the dispatcher whenever an argument's type may have changed."""
+"""physics.dispatch: ``Direct``, the compiled kernel called without the dispatcher's typing, gives exactly what the
+dispatcher gives and falls back to the dispatcher whenever an argument's type may have changed; ``Packed`` objects
+are unpacked in compiled code as the very arrays and values packed."""
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 import pytest
 from numba import njit
 
 import mechgym
-from mechgym.physics.dispatch import Direct
-from mechgym.physics.step import run
+from mechgym.physics.dispatch import Direct, Packed, unpack
+from mechgym.physics.step import run_packed
 
 SCENES = {
     "contact": '<mujoco><worldbody><geom type="plane" size="1 1 0.1"/>' + "".join(
@@ -26,7 +29,7 @@ SCENES = {
 @pytest.mark.parametrize("scene", sorted(SCENES))
 def test_direct_steps_are_bit_identical_to_the_dispatchers(scene):
     direct, plain = (mechgym.load(SCENES[scene], backend="mechgym", dt=1e-3) for _ in range(2))
-    plain._run = run  # the numba dispatcher itself
+    plain._run = run_packed  # the numba dispatcher itself
     assert isinstance(direct._run, Direct)
     for sim in (direct, plain):
         # force windows: a new Windows object per call while they are open, the shared empty one after
@@ -57,3 +60,63 @@ def test_direct_falls_back_to_the_dispatcher_when_a_type_changes():
     assert call(values[::2], 1.0, 2) == 2.0 and len(scaled.overloads) == 3  # non-contiguous layout
     assert call(values, 1, 4) == 6.0 and len(scaled.overloads) == 4  # an int factor
     assert call(values, 1.0, np.int32(4)) == 6.0 and len(scaled.overloads) == 5  # an int32 count
+
+
+class _Inner(NamedTuple):
+    matrix: np.ndarray
+    flag: bool
+    count: int
+
+
+class _Outer(NamedTuple):
+    values: np.ndarray
+    inner: _Inner
+    scale: float
+    index: np.ndarray
+
+
+@njit
+def _through_block(block, kind):
+    """Read and write every packed object through the unpacked ones."""
+    outer, extra = unpack(block, kind)
+    total = outer.scale * (outer.values.sum() + outer.inner.matrix.sum() + outer.inner.count)
+    if outer.inner.flag:
+        total += 0.5
+    for i in range(outer.index.size):
+        outer.index[i] += 1
+    extra[1, 2, 3] = total
+    return total, outer.inner.matrix.shape[0], outer.inner.matrix.shape[1], extra.shape[2], outer.inner.matrix[2, 1]
+
+
+def test_packed_objects_are_the_same_arrays_and_values_when_unpacked():
+    rng = np.random.default_rng(3)
+    outer = _Outer(rng.normal(size=5), _Inner(rng.normal(size=(3, 7)), True, 4), 0.25, np.arange(4, dtype=np.int32))
+    extra = np.zeros((2, 3, 4))
+    packed = Packed(outer, extra)
+    total, rows, columns, depth, entry = _through_block(packed.block, packed.kind)
+    assert total == 0.25 * (outer.values.sum() + outer.inner.matrix.sum() + 4) + 0.5
+    assert (rows, columns, depth, entry) == (3, 7, 4, outer.inner.matrix[2, 1])
+    assert extra[1, 2, 3] == total and outer.index.tolist() == [1, 2, 3, 4]  # written in place
+    assert packed.is_current()
+    outer.values[:] = 1.0  # in place: still current
+    assert packed.is_current()
+    assert not Packed(outer, np.zeros((2, 3, 5))).block.tolist() == packed.block.tolist()
+
+
+def test_packing_a_non_contiguous_array_is_refused():
+    with pytest.raises(ValueError, match="C-contiguous"):
+        Packed(np.zeros((4, 4))[:, 1])
+
+
+@pytest.mark.parametrize("scene", [*sorted(SCENES), "gripper"])
+def test_a_simulators_packed_arguments_stay_its_arrays(scene):
+    sim = mechgym.load(SCENES.get(scene, scene), backend="mechgym", dt=1e-3)
+    state = sim.get_state()
+    sim.ctrl = np.full(sim.model.nu, 0.01)
+    named = [sim.model.body(b).name for b in range(1, sim.model.nbody) if sim.model.body(b).name]
+    sim.apply_force(named[-1], (0.1, 0.0, 0.0), stop=0.005)
+    sim.step(20)
+    sim.set_state(state)
+    sim.reset()
+    sim.step(5)
+    assert sim._packed.is_current()
