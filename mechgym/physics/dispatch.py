@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from numba import config, typeof, types
 from numba.core import cgutils
-from numba.extending import intrinsic, overload
+from numba.extending import intrinsic
 from numba.np.arrayobj import populate_array
 
 from .jit import from_python
@@ -114,22 +114,12 @@ def _packed(value, out: list[int]) -> list[int]:
     return out
 
 
-def unpack(block, kind):
-    """The objects of ``Packed(...).block`` (``kind``: its ``Packed.kind``), in compiled code; in Python (numba's
-    debugging mode, where the block is the objects) the block itself."""
-    return block
-
-
-@overload(unpack)
-def _unpack_compiled(block, kind):
-    return lambda block, kind: _unpacked(block, kind)
-
-
 @intrinsic
-def _unpacked(typingctx, block, kind):
-    """The value of type ``kind`` (a tuple of arrays, named tuples and scalars) that ``_packed`` wrote into the int64
-    array ``block``: each array's data pointer and shape read from the block (strides those of a C-contiguous
-    array; no reference counting: the ``Packed`` keeps the arrays alive), each scalar from its bits."""
+def _unpack(typingctx, block, kind):
+    """``unpack(block, kind)`` in compiled code: the value of type ``kind`` (a tuple of arrays, named tuples and
+    scalars) that ``_packed`` wrote into the int64 array ``block``: each array's data pointer and shape read from
+    the block (strides those of a C-contiguous array; no reference counting: the ``Packed`` keeps the arrays
+    alive), each scalar from its bits."""
     target = kind.instance_type
 
     def codegen(context, builder, signature, args):
@@ -168,6 +158,16 @@ def _unpacked(typingctx, block, kind):
     if not all(isinstance(array, types.Array) and array.layout == "C" for array in _arrays(target)):
         raise TypeError(f"unpack: every packed array must be C-contiguous ({target})")
     return target(block, kind), codegen
+
+
+def _unpack_python(block, kind):
+    """``unpack`` in numba's debugging mode, where the block is the objects themselves."""
+    return block
+
+
+# The objects of ``Packed(...).block`` (``kind``: its ``Packed.kind``). (Called directly, not through an overload:
+# the overload's own function would return the whole tuple, which LLVM takes tens of seconds to compile.)
+unpack = _unpack_python if config.DISABLE_JIT else _unpack
 
 
 def _arrays(kind):

@@ -55,7 +55,11 @@ def test_the_semidefinite_cholesky_marks_dependent_rows_and_solves_the_others(se
     solves a consistent system with 0 at every marked row."""
     rng = np.random.default_rng(seed)
     gradient = rng.normal(size=(independent, independent + 2)) * 10.0 ** rng.uniform(-3, 3)
-    combinations = rng.normal(size=(repeated, independent)) * (rng.random((repeated, independent)) < 0.5)
+    # each extra row a repeat of one row, or the sum or difference of two (a redundant joint, a closed loop)
+    combinations = np.zeros((repeated, independent))
+    for row in combinations:
+        picked = rng.choice(independent, size=min(independent, int(rng.integers(1, 3))), replace=False)
+        row[picked] = rng.choice([-1.0, 1.0], size=picked.size)
     rows = rng.permutation(np.vstack([gradient, combinations @ gradient]))
     a = rows @ rows.T
     n = a.shape[0] + marked
