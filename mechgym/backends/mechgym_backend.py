@@ -10,7 +10,7 @@ layout (free joints from the body, hinge/slide/ball joints from the constraint r
 request. ``n`` steps are one compiled call; force windows travel into the kernel, which integrates each one
 exactly over the half-step every kick serves. A step that turns the state non-finite (or whose implicit
 kick, constraint projection or contact solve does not converge) is taken again in parts, down to dt / 16
-(``physics.step.MAX_SUBDIVISION``; ``subdivided_steps`` counts such steps since the last reset); one that
+(``physics.tolerances.MAX_SUBDIVISION``; ``subdivided_steps`` counts such steps since the last reset); one that
 fails even so is undone by the kernel and reported through ``_fail``; the state stays the last good one.
 Impacts the kernel records become ``events``.
 """
@@ -33,7 +33,6 @@ from ..physics.kinematics import BODY_QUAT, FRAME_SIZE, OFFSET, OMEGA, ORIGIN_VE
 from ..physics.state import energy
 from ..physics.step import (
     ADVANCE,
-    MAX_SUBDIVISION,
     NON_FINITE,
     NOT_CONFINED,
     NOT_CONVERGED,
@@ -43,6 +42,7 @@ from ..physics.step import (
     TOO_MANY_CONTACTS,
     run_packed,
 )
+from ..physics.tolerances import MAX_SUBDIVISION
 from ..scene import confinement_names, name_of
 from ..simulator import BodyState, Contact, Event, Simulator
 

@@ -9,7 +9,8 @@ axis and MuJoCo's qpos/qvel layout), ``vectors`` (3-vectors and quaternions), ``
 ``forces``, ``actuators``, ``constraints`` (RATTLE rows and projections), ``joints`` (MJCF joints,
 equalities and tendons as rows; hinge/slide/ball coordinates), ``collision`` and ``contact`` (contacts,
 friction and impacts, Engine III), ``confinement`` with ``surfaces`` and ``hull`` (a free body kept on the free
-side of a fixed surface) and ``step`` (the kick-drift-kick kernel).
+side of a fixed surface), ``step`` (the kick-drift-kick kernel) and ``tolerances`` (every stage's tolerances and
+caps, each with the reason for its value).
 """
 
 from __future__ import annotations

@@ -58,27 +58,11 @@ from .hull import SAMPLED, geom_curvature, geom_samples, sample_count
 from .jit import kernel
 from .state import world_spin
 from .surfaces import FACES, KIND_NAMES, SURFACE_KINDS, face_gap, free_side_curvature, inner_room
+from .tolerances import HOLD_TOLERANCE, MAX_HOLD_SWEEPS, MAX_HULL_POINTS, MAX_RULE_SWEEPS, RULE_TOLERANCE
 from .vectors import rot
 
 SLIDE, REFLECT, STOP = 0, 1, 2
 RULES = {"slide": SLIDE, "reflect": REFLECT, "stop": STOP}
-
-# A held point may end the stage this far (m) beyond its held distance, and touches a face within it: the
-# round-off of a translation, about 1e-16 of the coordinates (1e-16 m at 1 m), is far below it, and every
-# margin worth declaring far above it.
-HOLD_TOLERANCE = 1e-12
-# Sweeps of the hold over a body's points: a body that fits needs one per face it touches (three at a box's
-# corner) plus one that finds nothing to do; one that cannot fit between two faces is pushed back and forth
-# for ever, and a step that meets the cap fails (NOT_CONFINED) and is taken in parts, then reported.
-MAX_HOLD_SWEEPS = 64
-# The rule's projected Gauss-Seidel stops when no impulse changes a normal velocity by more than
-# RULE_TOLERANCE (m/s: round-off of velocities of order 100 m/s is 1e-14 m/s); the centre's rule meets it in
-# two sweeps, a box's corners on a face in a few dozen; MAX_RULE_SWEEPS bounds it as the hold's cap does.
-RULE_TOLERANCE = 1e-12
-MAX_RULE_SWEEPS = 256
-# Points held per hull: every step evaluates each point against each face in every sweep of the hold and of the
-# rule; 4096 is a sphere sampled at an eighteenth of its radius (4058 points).
-MAX_HULL_POINTS = 4096
 
 _KEYS = {"body", "surface", "margin", "rule", "restitution", "extent", "spacing"}
 

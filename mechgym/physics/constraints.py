@@ -67,6 +67,7 @@ from .jit import kernel, zero_arrays
 from .linalg import lu_factor, lu_solve
 from .rotation import free_rotor_drift
 from .state import world_spin
+from .tolerances import DAMPER_ROUNDING, SLOW_GAIN
 from .vectors import cross, dot, rot, rotate_inverse
 
 POINT, ALIGN, DISTANCE, ANGLE = 0, 1, 2, 3
@@ -75,17 +76,7 @@ WORLD = -1
 
 # Columns of a 12-number gradient row.
 LIN_A, ANG_A, LIN_B, ANG_B = 0, 3, 6, 9
-# The quasi-Newton matrices of the position stages (SHAKE's K, the contacts' joint restore's A) are taken once;
-# an iteration that gains less than this factor on the residual takes its matrix again at the current poses (a
-# Newton step). The passive slider-crank at 0.5 ms: the coupler-slider alignment row's SHAKE residual grew 1.5 %
-# per iteration from 6e-13 with the first iterate's K.
-SLOW_GAIN = 0.5
 HELD_NONE, HELD_PROJECTION = 0, 1  # what ``Workspace.matrix`` holds (``Workspace.held``)
-# A damper row's residual G v + c P + G v_start (``damper_compliance``) sums terms that can each be far larger
-# than it: a 50 g pad on 20 N s/m at dt = 2 ms has c P near 900 m/s while its sum is met to round-off, about
-# 1e-13 m/s, the velocity tolerance itself. Its error counts only beyond this fraction of |c P| + |G v_start|
-# (four units of round-off of the sum).
-DAMPER_ROUNDING = 4.0 * 2.0**-52
 
 
 class Rows(NamedTuple):

@@ -8,14 +8,7 @@ from __future__ import annotations
 import math
 
 from .jit import kernel
-
-# The proximal iteration's ridge (``proximal_lcp``), relative to the largest diagonal entry: each iteration brings
-# a mode of eigenvalue sigma a factor ridge / (sigma + ridge) closer (a squeezed card's slowest mode, 1e-7 of the
-# diagonal: 0.01 per iteration), and the pivoting's systems have a condition number below 1 / ridge.
-PROXIMAL_RIDGE = 1e-9
-PROXIMAL_ITERATIONS = 20  # at most (from the sweeps' multipliers two or three reach round-off)
-DEPENDENT = 1e-12  # relative pivot size below which an equation counts as dependent (each factorisation's scale)
-MAX_PIVOTS = 1000  # of principal_pivoting (the least-index rule is finite, but its worst case is exponential)
+from .tolerances import DEPENDENT, MAX_PIVOTS, PROXIMAL_ITERATIONS, PROXIMAL_RIDGE
 
 
 @kernel

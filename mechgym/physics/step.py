@@ -30,7 +30,7 @@ and the rows' blocks in turn until both are converged: one velocity-level solve 
 
 A step whose solve fails (SHAKE, the velocity projection, the contact solve, the implicit kick, a
 confinement, or a non-finite state), or whose position correction would turn a body by more than
-``contact.CORRECTION_TURN`` or meets a second impact (``contact.correct_positions``), is taken again as two steps
+``tolerances.CORRECTION_TURN`` or meets a second impact (``contact.correct_positions``), is taken again as two steps
 of h/2 from the same start, and so on down to h/16
 (``_subdivided_step``; after each part that succeeds the next part grows back as far as its position
 allows); each part is this same step with its own length, so the step stays consistent and its parts'
@@ -59,7 +59,7 @@ With constraints the closing kick and the velocity projection are one implicit s
 solved by alternating them: each fixed-point iterate u = v + h/2 (g + F(v'_prev)/m) + J/m is projected,
 v' = P u, and F is evaluated at the projected v' (F at the unprojected u would be off by the constraint
 impulse, O(h), and make the step first order). The projection is linear in u at fixed x_{k+1} and warm
-started from the previous iterate's impulses; the iteration stops when u changes by less than TOLERANCE
+started from the previous iterate's impulses; the iteration stops when u changes by less than CLOSING_KICK_TOLERANCE
 of its terms plus the projection's own resolution (``Solver.velocity_tolerance`` on v, and times the sum
 of the principal moments on L), below which successive projections cannot agree. With contacts the
 contact solve is part of that projection (each iterate's contact impulses solved anew, joined with the
@@ -91,10 +91,8 @@ from .constraints import (
     start_damper_rates,
 )
 from .contact import (
-    CONTACT_VELOCITY_TOLERANCE,
     HELD_FLOATS,
     HELD_INTS,
-    MARGIN,
     Joined,
     clear_joined,
     correct_positions,
@@ -114,37 +112,25 @@ from .joints import update_turns
 from .kinematics import FRAME_SIZE
 from .rotation import free_rotor_drift
 from .state import kinetic_energy
-
-# Fixed-point iteration of the closing kick: stop when every update is below TOLERANCE times the size of
-# the terms summed (|v_half| + |dv|), i.e. at round-off; give up after MAX_ITERATIONS (too stiff for h).
-TOLERANCE = 1e-14
-MAX_ITERATIONS = 100
+from .tolerances import (
+    CLOSING_KICK_ITERATIONS,
+    CLOSING_KICK_TOLERANCE,
+    MARGIN,
+    MAX_SUBDIVISION,
+    SHAKE_HEATING,
+    SHAKE_HEATING_FLOOR,
+    VELOCITY_TOLERANCE,
+)
 
 # Step outcomes: NOT_CONVERGED = the implicit closing kick did not converge; NOT_PROJECTED = SHAKE or the
 # velocity projection did not meet its tolerance in Solver.max_sweeps sweeps; TOO_MANY_CONTACTS = more
 # contacts than the ContactSet holds per world, or more candidate pairs than the broad phase's scratch
 # holds; CONTACTS_NOT_SOLVED = the position correction or the velocity solve of the contacts did not converge
-# (or the correction would turn a body by more than contact.CORRECTION_TURN, or meets a second impact);
+# (or the correction would turn a body by more than tolerances.CORRECTION_TURN, or meets a second impact);
 # NOT_CONFINED = a confinement's hold or velocity rule did not converge (confinement.confine).
 OK, NON_FINITE, NOT_CONVERGED, NOT_PROJECTED, TOO_MANY_CONTACTS, CONTACTS_NOT_SOLVED, NOT_CONFINED = 0, 1, 2, 3, 4, 5, 6
 # (inside ``advance`` only: a subdivided step met a nearly full impact-event buffer)
 _EVENTS_FULL = -1
-
-# A step whose solve fails (NON_FINITE, NOT_CONVERGED, NOT_PROJECTED, CONTACTS_NOT_SOLVED) is taken again as two
-# steps of h/2, each of those likewise, down to h / 2**MAX_SUBDIVISION; only a failure there fails the step.
-# SHAKE's equations g(q(lambda)) = 0 (impulses along G(q_n)) have a solution only for h small enough against
-# the configuration: a chain whose light link spins on its own axis at 70 rad/s under a 1 N m motor reaches a
-# fold of g at h = 1 ms (|g| stalls at 5e-5 m with dg/dlambda of condition 1e8, the exact Newton iteration
-# included) and is solved at h/2. Four halvings cover an h 16 times too large for the scene.
-MAX_SUBDIVISION = 4
-# SHAKE's iteration can also end on a spurious root: the same chain at h = 125 us met every row after 23 iterates
-# with impulses that had raised the bodies' kinetic energy from 4.4 J to 396 J (its light link spun round), and
-# steps of that length pumped it to 1600 J within 1 ms; at 62.5 us each SHAKE changed it by -6e-6 of itself. The
-# impulses of a true root change it by about (h omega / 2)^2 of itself (a bob's straight drift pulled back onto its
-# circle), and most remove energy (a kick's component across the rows): a SHAKE that more than doubles the kinetic
-# energy (plus 1e-12 J of round-off) is taken as not solved, and the step is taken in parts.
-SHAKE_HEATING = 2.0
-SHAKE_HEATING_FLOOR = 1e-12  # J
 
 
 class Snapshot(NamedTuple):
@@ -271,12 +257,12 @@ def closing_kick(bodies, actuators, env, linkage, constrained, state, world, ctr
     acceleration; ``constrained``: the scene has rows. Returns OK, NOT_CONVERGED, NOT_PROJECTED or
     CONTACTS_NOT_SOLVED."""
     slack = max(linkage.solver.velocity_tolerance if constrained else 0.0,
-                CONTACT_VELOCITY_TOLERANCE if env.contacts else 0.0)
+                VELOCITY_TOLERANCE if env.contacts else 0.0)
     for b in range(start.shape[0]):
         for i in range(3):
             start[b, i] = state.vel[world, b, i]
             start[b, 3 + i] = state.momentum[world, b, i]
-    for iteration in range(MAX_ITERATIONS):
+    for iteration in range(CLOSING_KICK_ITERATIONS):
         if iteration > 0:
             smooth_wrench(bodies, actuators, env, state, world, ctrl, frames, wrench)
             if env.coordinate_forces:
@@ -292,14 +278,14 @@ def closing_kick(bodies, actuators, env, linkage, constrained, state, world, ctr
                 dv = half * (env.gravity[i] + wrench[b, i] * inv_mass) + impulse[b, i] * inv_mass
                 new = start[b, i] + dv
                 r = new - previous[b, i]
-                converged &= abs(r) <= TOLERANCE * (abs(start[b, i]) + abs(dv)) + slack
+                converged &= abs(r) <= CLOSING_KICK_TOLERANCE * (abs(start[b, i]) + abs(dv)) + slack
                 state.vel[world, b, i] = new
                 dr = r - history[b, 6 + i]
                 along, across = along + mass * r * dr, across + mass * dr * dr
                 dl = half * wrench[b, 3 + i] + impulse[b, 3 + i]
                 new = start[b, 3 + i] + dl
                 r = new - previous[b, 3 + i]
-                converged &= abs(r) <= TOLERANCE * (abs(start[b, 3 + i]) + abs(dl)) + spin_slack
+                converged &= abs(r) <= CLOSING_KICK_TOLERANCE * (abs(start[b, 3 + i]) + abs(dl)) + spin_slack
                 state.momentum[world, b, i] = new
                 dr = r - history[b, 9 + i]
                 along += inv_inertia * r * dr

@@ -117,7 +117,7 @@ def test_damping_stiff_along_one_direction_gives_the_trapezoidal_rule():
 
 def dyadic_tilings(size: float, smallest: float):
     """Every tiling of an interval of length ``size`` by aligned halves, down to parts of ``smallest``: the
-    interval whole, or each half tiled (the parts of a step taken in parts, ``physics.step.MAX_SUBDIVISION``)."""
+    interval whole, or each half tiled (the parts of a step taken in parts, ``physics.tolerances.MAX_SUBDIVISION``)."""
     yield (size,)
     if size > smallest:
         for first in dyadic_tilings(size / 2, smallest):
@@ -261,7 +261,7 @@ def test_a_dropped_ball_lands_at_the_closed_form_instant_and_rests_on_its_reacti
     assert (contact.geom1, contact.geom2) == ("floor", "ball")
     np.testing.assert_allclose(contact.normal, [0, 0, 1], atol=1e-15)
     np.testing.assert_allclose(contact.pos[:2], [0, 0], atol=1e-12)
-    # the solve stops at contact.VELOCITY_TOLERANCE (1e-12 m/s): forces resolve to about m 1e-12 / dt
+    # the solve stops at tolerances.VELOCITY_TOLERANCE (1e-12 m/s): forces resolve to about m 1e-12 / dt
     assert contact.normal_force == pytest.approx(g, abs=1e-8)
     np.testing.assert_allclose(contact.friction_force, 0, atol=1e-12)
 

@@ -209,7 +209,7 @@ def test_on_the_in_house_engine_random_servo_targets_after_the_pinch_run_at_5_ms
     projection while SHAKE iterated from the drift (a target jump or the contact's warm start, h/2 times the
     card's 100 N reaction on a 50 g pad, sent a pad tens of millimetres off its slide within the drift; SHAKE's
     first iterate is now the linear solve at the step's start, ``constraints.predict_shake``), and 5 of seeds
-    0-79 in the contact solve until a failing step was taken in parts (``physics.step.MAX_SUBDIVISION``).
+    0-79 in the contact solve until a failing step was taken in parts (``physics.tolerances.MAX_SUBDIVISION``).
     Measured over seeds 0-79 at 1, 2, 5 and 10 ms: one fails (seed 79 at 1 ms, the contact solve)."""
     for seed in range(16):
         _random_targets_after_the_pinch(seed, dt=0.005)

@@ -11,7 +11,7 @@ import pytest
 
 import mechgym
 from mechgym.errors import SceneError
-from mechgym.physics.confinement import MAX_HULL_POINTS
+from mechgym.physics.tolerances import MAX_HULL_POINTS
 
 G = 9.81
 NO_COLLISION = 'contype="0" conaffinity="0"'
@@ -129,7 +129,7 @@ SURFACES = {  # geom, and whether a held point p (surface frame) with held dista
                lambda p, d: np.linalg.norm(p) <= 0.15 - d),
 }
 POSE = 'pos="0.01 -0.02 0.03" euler="0.4 -0.3 0.2"'  # the surface's pose in the world
-TOLERANCE = 1e-12  # m: confinement.HOLD_TOLERANCE
+TOLERANCE = 1e-12  # m: tolerances.HOLD_TOLERANCE
 
 
 def _surface_frame(point: np.ndarray) -> np.ndarray:

@@ -12,10 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mechgym.physics.contact.position import PUSHING_GAP, SLOW_GAP
-from mechgym.physics.contact.sets import POSITION_TOLERANCE
 from mechgym.physics.linalg import (
-    DEPENDENT,
     cholesky_solve,
     lu_factor,
     lu_solve,
@@ -23,6 +20,7 @@ from mechgym.physics.linalg import (
     ridge_cholesky,
     semidefinite_cholesky,
 )
+from mechgym.physics.tolerances import DEPENDENT, POSITION_TOLERANCE, PUSHING_GAP, SLOW_GAP
 
 
 def _psd(seed: int, n: int, rank: int, spread: float) -> np.ndarray:
@@ -167,9 +165,9 @@ def test_a_pad_pressing_the_card_into_the_table_is_corrected_to_the_slow_gap():
     """The Gripper's position correction that failed at t = 1.428 s of seed 0's random servo targets after the
     scripted pinch (dt 2 ms): 12 contacts (the card on the table, a pad's face 2.46 mm into the card's edge), D of
     rank 6, the multipliers that the failed correction's 10^5 sweeps left as the start. The free set's equations
-    are met only to about 5e-13 m there, above POSITION_TOLERANCE (1e-13 m), so the direct step after SLOW_SWEEPS
-    aims at SLOW_GAP (``contact.position``), as the sweeps' own test does: from that start it meets
-    complementarity to SLOW_GAP."""
+    are met only to about 5e-13 m there, above POSITION_TOLERANCE (1e-13 m), so the direct step after
+    POSITION_SLOW_SWEEPS aims at SLOW_GAP (``contact.position``), as the sweeps' own test does: from that start it
+    meets complementarity to SLOW_GAP."""
     with np.load(Path(__file__).parent / "contact" / "data" / "card_pressed_into_the_table_by_a_pad.npz") as data:
         a, q, start = data["matrix"], data["gap"], data["start"]
     assert np.linalg.matrix_rank(a, tol=1e-9 * np.abs(a).max()) == 6

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 import mechgym
 from mechgym.errors import SimulationError
 from mechgym.physics import constraints as rattle
-from mechgym.physics.contact import MARGIN, ContactSet, prime_contacts
-from mechgym.physics.contact.sets import TOUCH
+from mechgym.physics.contact import ContactSet, prime_contacts
 from mechgym.physics.state import State
+from mechgym.physics.tolerances import MARGIN, TOUCH
 
 from .constraints.helpers import ENERGY, FORCE, RESIDUAL, make_bodies, run, sphere
 from .contact.driver import ContactScene, advance_worlds

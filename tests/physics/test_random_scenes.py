@@ -108,7 +108,7 @@ def drive(seed: int, dt: float, seconds: float = 1.0):
 
 @pytest.mark.parametrize("dt", [0.001, 0.002, 0.005, 0.01])
 def test_random_scenes_run_without_a_simulation_error(dt):
-    """Ninety scenes, 1 s each. Before a failing step was taken in parts (``physics.step.MAX_SUBDIVISION``)
+    """Ninety scenes, 1 s each. Before a failing step was taken in parts (``physics.tolerances.MAX_SUBDIVISION``)
     15 of these 360 runs raised (SHAKE in chains, the contact solve where bodies landed on each other)."""
     failed = {}
     for seed in range(90):

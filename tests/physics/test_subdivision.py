@@ -1,4 +1,4 @@
-"""A step whose solve fails is taken again in parts (``step.MAX_SUBDIVISION``): the run goes on, near an
+"""A step whose solve fails is taken again in parts (``tolerances.MAX_SUBDIVISION``): the run goes on, near an
 independent reference, and a state saved around such a step continues bit for bit."""
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def test_a_whipping_chain_gains_no_energy_from_spurious_shake_roots(dt):
     """Over 1 s of the schedule, the engine's energy stays within 12 J of MuJoCo's at 10 us (measured: 10.7 J at
     1 ms, 5.8 at 2 ms, 8.2 at 5 ms; MuJoCo's own 1 ms step 3.4 J). SHAKE's iteration at 125 us met the rows on
     spurious roots that raised the kinetic energy 90-fold (the light link spun round), and the 1 ms run, taking
-    its failed steps in such parts, ended at 655 J; such a SHAKE is now rejected (``step.SHAKE_HEATING``)."""
+    its failed steps in such parts, ended at 655 J; such a SHAKE is now rejected (``tolerances.SHAKE_HEATING``)."""
     reference, _, _ = whip("mujoco", 1e-5, LONG_SCHEDULE)
     mine, _, _ = whip("mechgym", dt, LONG_SCHEDULE)
     assert max(abs(a - b) for a, b in zip(mine, reference, strict=True)) < 12.0

@@ -10,7 +10,7 @@ boxes cover on it: s(L) = |L.d| - r_A(L) - r_B(L), with the support radii r_A(L)
 If any s > margin the boxes are apart by more than the margin and there is no contact. Otherwise the
 least penetrating axis (largest s) is chosen with a bias that keeps the choice from flickering between
 nearly equal axes: a face of B beats a face of A, and an edge axis beats the best face, only if
-s_candidate > REL_TOL s_best + ABS_TOL (Box2D's rule for polygons, in 3D).
+s_candidate > AXIS_REL_TOL s_best + AXIS_ABS_TOL (Box2D's rule for polygons, in 3D).
 
 Face contact. The chosen face is the reference face (normal n, pointing from the reference box towards
 the other); the incident face is the face of the other box most anti-parallel to n (largest |B_j.n|).
@@ -23,9 +23,9 @@ contact needs). If the clipping leaves no point within the margin (possible only
 over a nearly equal edge axis), the edge contact is used instead.
 
 Edge contact. One contact at the midpoint of the closest points of the two supporting edges, with
-dist = n.(q_B - q_A) (equal to the axis separation s). When the boxes are apart (s > ABS_TOL) it comes with the best
-face's clipped points within the margin: speculative contacts (continuous collision runs the narrow phase with a
-margin of the rest of the step's motion), where a box that lands on an edge turns onto the face.
+dist = n.(q_B - q_A) (equal to the axis separation s). When the boxes are apart (s > AXIS_ABS_TOL) it comes with the
+best face's clipped points within the margin: speculative contacts (continuous collision runs the narrow phase with
+a margin of the rest of the step's motion), where a box that lands on an edge turns onto the face.
 
 Feature ids (distinct for the two kinds):
 - face: ((6 ref + ref_face) 6 + inc_face) 36 + label, with ref = 0 when A is the reference box, 1 for B;
@@ -42,11 +42,10 @@ from __future__ import annotations
 import math
 
 from ..jit import kernel
+from ..tolerances import AXIS_ABS_TOL, AXIS_REL_TOL
 from ..vectors import axpy, column, cross, dot, norm, scale, sub, to_local, to_world, vec
 from .common import emit, segment_closest
 
-REL_TOL = 0.95
-ABS_TOL = 1e-5  # m
 EDGE_FEATURE_BASE = 2592
 
 
@@ -233,14 +232,14 @@ def box_box(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal, o
                 return 0
             if s > best_e:
                 best_e, edge_i, edge_j = s, i, j
-    use_b = best_b > REL_TOL * best_a + ABS_TOL
+    use_b = best_b > AXIS_REL_TOL * best_a + AXIS_ABS_TOL
     best_face = best_b if use_b else best_a
-    edge_first = edge_i >= 0 and best_e > REL_TOL * best_face + ABS_TOL
+    edge_first = edge_i >= 0 and best_e > AXIS_REL_TOL * best_face + AXIS_ABS_TOL
     count = 0
-    if not edge_first or best_e > ABS_TOL:
+    if not edge_first or best_e > AXIS_ABS_TOL:
         # apart with an edge first: the face's points within the margin are contacts too (speculative; their gaps
         # are exact point distances, >= best_e), so that a box landing on an edge and turning onto the face within
-        # the margin meets the face with all its points, not with the edge alone. Not within ABS_TOL: a corner
+        # the margin meets the face with all its points, not with the edge alone. Not within AXIS_ABS_TOL: a corner
         # resting on an edge would then carry two contacts at one point, one along each normal
         if use_b:
             count = _face_contacts(size2, pos2, mat2, size1, pos1, mat1, axis_b, 1, margin, out_pos, out_normal,

@@ -24,6 +24,7 @@ import mujoco
 import numpy as np
 
 from ..jit import kernel
+from ..tolerances import SWEEP_LIMIT
 from .narrow import CAPSULE, CYLINDER, PLANE, SPHERE
 
 
@@ -294,12 +295,6 @@ def grid_pairs(lo, hi, axis, order, body, parent, contype, conaffinity, filter_p
             out_pairs[q + 1, 0], out_pairs[q + 1, 1] = p0, p1
     grid[0] = tests
     return count
-
-
-# Up to this many geoms ``broad_pairs`` sweeps, above it uses the grid. The grid's work is linear in G but costs
-# ~10x more per AABB test (hash probes, scattered memory); on boxes strewn over a floor (the sweep's bad case,
-# O(G^1.5)) the two take the same time between G = 1600 and 6400 (benchmarks/bench_broad.py).
-SWEEP_LIMIT = 4096
 
 
 @kernel

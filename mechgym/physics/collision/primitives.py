@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 
 from ..jit import kernel
+from ..tolerances import PARALLEL_SINE
 from ..vectors import (
     add,
     axpy,
@@ -35,10 +36,6 @@ from ..vectors import (
     vec,
 )
 from .common import clamp, emit, point_segment, segment_closest
-
-# Segments closer to parallel than this (sine of the angle between them) are treated as lying side by
-# side: a capsule along a capsule or along a box face gets a contact at both ends of the overlap.
-PARALLEL_SINE = 1e-6
 
 
 @kernel

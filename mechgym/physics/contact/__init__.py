@@ -129,14 +129,14 @@ projection runs between the contact sweeps for the one-sided rows.
 
 Arrays (struct of arrays; ``ContactSet`` holds W worlds of C contacts each, contact c of world w at the flat
 index w C + c so that constraints' kernels that read ``rows.body_a[r]`` take the set as it is).
-Units: m, s, kg; impulses N s (rows), forces N (world vectors).
+Units: m, s, kg; impulses N s (rows), forces N (world vectors). The tolerances and caps named here (TOUCH, MARGIN,
+RESTING_TOUCH, ...) are in :mod:`mechgym.physics.tolerances`.
 """
 
 from .detect import find_contacts, join_near, sweep_setup
 from .joined import Joined, clear_joined
-from .position import CORRECTION_TURN, correct_positions
-from .sets import HELD_FLOATS, HELD_INTS, MARGIN, ContactSet, Geoms, Scratch, contact_geoms, keep_contacts
-from .sets import VELOCITY_TOLERANCE as CONTACT_VELOCITY_TOLERANCE
+from .position import correct_positions
+from .sets import HELD_FLOATS, HELD_INTS, ContactSet, Geoms, Scratch, contact_geoms, keep_contacts
 from .solve import (
     begin_solve,
     contact_sweep,
@@ -151,11 +151,8 @@ from .solve import (
 )
 
 __all__ = [
-    "CONTACT_VELOCITY_TOLERANCE",
-    "CORRECTION_TURN",
     "HELD_FLOATS",
     "HELD_INTS",
-    "MARGIN",
     "ContactSet",
     "Joined",
     "Geoms",

@@ -12,7 +12,7 @@ of the impulses,
 where a sliding point at its kinetic limit has the friction P_t = mu_k P_n s along a direction s, so its normal
 is its only unknown (its column D_n + mu_k (s_1 D_t1 + s_2 D_t2)). Contacts that do not push keep zero impulse.
 The system is solved by Gaussian elimination with full pivoting (``linalg.eliminate``); a pivot below
-linalg.DEPENDENT times the largest entry marks an equation that depends on the others (four coplanar corners of
+tolerances.DEPENDENT times the largest entry marks an equation that depends on the others (four coplanar corners of
 a face: their normals span three motions) and its unknown is kept at 0 (exact when the equations are
 consistent, which the check confirms).
 
@@ -36,13 +36,10 @@ import math
 
 from ..jit import kernel
 from ..linalg import eliminate
+from ..tolerances import ALIGNED, CONSISTENT, DIRECTION_ITERATIONS, SLIP
 from .friction import at_limit, cone_mu
-from .sets import SLIP
 
-CONSISTENT = 1e-12  # m/s: largest equation residual of an accepted step
 OPEN, SLIDE, STICK = 0, 1, 2
-DIRECTION_ITERATIONS = 20  # solves of the active set's equations with its sliding points' directions updated
-ALIGNED = 1e-9  # |change| of a unit friction direction (rad) below which it counts as against the slip
 
 
 @kernel

@@ -17,11 +17,11 @@ sweeps on the bodies then go on from there: they see a converged set and stop, o
 leaves out) finish the solve; a solve that ended at a direct solution (below) ends the velocity solve when the
 constraint rows meet their tolerance (``solve._converge``). The set is one island of the touching contacts
 (``contact.islands``); an island of more contacts than the scene's matrix holds (``sets.dense_contacts``) stays on
-the bodies. After DIRECT_EVERY sweeps without convergence (then after 2, 4, ... times as many), the sticking points
-at their static limit that still slip are declared sliding if their kinetic coefficient is their static one (the
-rule of ``solve.update_sliding``, which otherwise waits for the sweeps to converge: sweeps that creep at 2.5e-8 m/s
-per sweep with two points of a squeezed card at the limit, slipping at 1e-6 m/s, never get there), and the set is
-solved directly: by semismooth Newton on its Coulomb conditions (``contact.newton``), or failing that on the
+the bodies. After VELOCITY_DIRECT_EVERY sweeps without convergence (then after 2, 4, ... times as many), the
+sticking points at their static limit that still slip are declared sliding if their kinetic coefficient is their
+static one (the rule of ``solve.update_sliding``, which otherwise waits for the sweeps to converge: sweeps that creep
+at 2.5e-8 m/s per sweep with two points of a squeezed card at the limit, slipping at 1e-6 m/s, never get there), and
+the set is solved directly: by semismooth Newton on its Coulomb conditions (``contact.newton``), or failing that on the
 equations of the active set the sweeps have found (``contact.active_set``). A solution found there ends the sweeps.
 """
 
@@ -31,17 +31,11 @@ import math
 
 from ..constraints import row_rate
 from ..jit import kernel
+from ..tolerances import DENSE_CONTACTS, MAX_SWEEPS, SLIP, VELOCITY_DIRECT_EVERY, VELOCITY_TOLERANCE
 from .active_set import direct_step
 from .friction import at_limit, cone_mu, friction_step, normal_coupling
 from .newton import newton_solve
 from .position import response_matrix
-from .sets import DENSE_CONTACTS, MAX_SWEEPS, SLIP, VELOCITY_TOLERANCE
-
-# sweeps before the first attempt of a direct solve (contact.newton, contact.active_set); each attempt that fails
-# doubles the sweeps before the next (50, 100, 200, ...): where every attempt fails (an island of 57 contacts in a
-# pile of boxes, about a second of Newton's and Levenberg-Marquardt's steps each) a solve makes a few, not one per
-# 50 sweeps
-DIRECT_EVERY = 50
 
 
 @kernel
@@ -128,11 +122,12 @@ def solve_dense(linkage, bodies, state, world, contacts, scratch, work, joined, 
 @kernel
 def sweep_contact_space(contacts, scratch, m):
     """The sweeps of ``solve_dense`` on D (``scratch.dense``) and the rates u (``scratch.dense_rate``) of the m
-    contacts ``scratch.dense_index`` from their impulses; after DIRECT_EVERY sweeps, 2 DIRECT_EVERY, 4 DIRECT_EVERY,
-    ... the set is solved directly (``_solve_directly``), and a solution found there ends the sweeps. Returns m, or
-    -m if they did not converge in MAX_SWEEPS. ``scratch.dense_direct[0]``: the solve ended at a direct solution."""
+    contacts ``scratch.dense_index`` from their impulses; after VELOCITY_DIRECT_EVERY sweeps, 2
+    VELOCITY_DIRECT_EVERY, 4 VELOCITY_DIRECT_EVERY, ... the set is solved directly (``_solve_directly``), and a
+    solution found there ends the sweeps. Returns m, or -m if they did not converge in MAX_SWEEPS.
+    ``scratch.dense_direct[0]``: the solve ended at a direct solution."""
     scratch.dense_direct[0] = False
-    direct = DIRECT_EVERY
+    direct = VELOCITY_DIRECT_EVERY
     for sweep in range(MAX_SWEEPS):
         if _sweep(contacts, scratch, m) <= VELOCITY_TOLERANCE and not _update_sliding(contacts, scratch, m, True):
             return m

@@ -46,23 +46,18 @@ from ..constraints import ANG_A, ANG_B, LIN_A, LIN_B, row_rate
 from ..jit import kernel
 from ..rotation import free_rotor_drift
 from ..state import world_spin
-from ..vectors import cross
-from .sets import (
+from ..tolerances import (
     CCD_FRACTION,
     CCD_ITERATIONS,
-    FILTER_PARENT,
     KICK_ACCELERATION,
     MARGIN,
     MATCH_RADIUS,
     RESTING_TOUCH,
     TOUCH,
     VELOCITY_TOLERANCE,
-    beside_impact,
-    body_geoms_at,
-    geom_poses,
-    row_change,
-    shares_body,
 )
+from ..vectors import cross
+from .sets import FILTER_PARENT, beside_impact, body_geoms_at, geom_poses, row_change, shares_body
 
 
 @kernel

@@ -6,13 +6,7 @@ from __future__ import annotations
 import math
 
 from ..jit import kernel
-from .sets import SATURATED
-
-DISC_ITERATIONS = 60  # Newton steps of the disc's secular equation at most: random blocks take 1 (isotropic) to 3.6
-#                       (anisotropy K_22/K_11 = 1e-6) on average, and 2 in 3,000 of the latter reach this cap (the
-#                       result is put on the disc's edge)
-DISC_TOLERANCE = 1e-15  # Newton step of the multiplier, relative to B + lam I's smaller eigenvalue, at which it stops
-SINGULAR_BLOCK = 1e-12  # det K_tt below this times K_11 K_22: the tangent block counts as singular
+from ..tolerances import DISC_ITERATIONS, DISC_TOLERANCE, SATURATED, SINGULAR_BLOCK
 
 
 @kernel

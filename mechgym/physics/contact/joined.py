@@ -18,10 +18,10 @@ thousands of sweeps on a chain (a slider at the end of a crank: each sweep gains
 The same response moves the poses in the position correction (``contact.position``: dx, dtheta instead of
 dv, dL).
 
-A is factored once per solve, A = L L^T (Cholesky), over the equality rows; a pivot that falls below linalg.DEPENDENT
-times the largest diagonal entry marks a row that depends on earlier ones (a redundant row of a closed loop):
-its multiplier is kept at 0, which is exact when the rows are consistent. One-sided rows (limits, ropes) are
-not in A: ``constraints.projection_sweep`` handles them between the contact sweeps. Damper rows
+A is factored once per solve, A = L L^T (Cholesky), over the equality rows; a pivot that falls below
+tolerances.DEPENDENT times the largest diagonal entry marks a row that depends on earlier ones (a redundant row of a
+closed loop): its multiplier is kept at 0, which is exact when the rows are consistent. One-sided rows (limits,
+ropes) are not in A: ``constraints.projection_sweep`` handles them between the contact sweeps. Damper rows
 (``constraints.begin_projection``) join A at the velocity level with their compliance c on the diagonal,
 A = G W G^T + diag(c): the joined response then keeps each damper's G v + c P, so that a contact sees a damped
 joint as the implicit step does (at dt = 1 ms a finger pad of 50 g on 20 N s/m of damping weighs 1.2 times
@@ -37,10 +37,7 @@ import numpy as np
 from ..constraints import EQUALITY, LIN_A, LIN_B, apply_impulse, body_coupling
 from ..jit import kernel, zero_arrays
 from ..linalg import cholesky_solve, semidefinite_cholesky
-
-# A contact row whose joined coupling is below this fraction of its free-body one moves nothing the joints allow
-# (e.g. a tangent along a hinge's axis): its coupling is set to exactly 0 and it takes no impulse.
-BLOCKED = 1e-10
+from ..tolerances import BLOCKED
 
 
 class Joined(NamedTuple):

@@ -39,17 +39,17 @@ import math
 
 from ..jit import kernel
 from ..linalg import cholesky_solve, eliminate, ridge_cholesky
+from ..tolerances import (
+    ARMIJO,
+    DAMPING_LEAST,
+    DAMPING_MOST,
+    DAMPING_START,
+    DECAY,
+    NEWTON_ITERATIONS,
+    NEWTON_TOLERANCE,
+    SHORTEST_STEP,
+)
 from .friction import cone_mu, disc
-
-NEWTON_ITERATIONS = 100  # steps from each start (the stalled sets above need 2 to 30)
-NEWTON_TOLERANCE = 1e-13  # m/s: largest |F| of a solution, below the sweeps' VELOCITY_TOLERANCE so that they
-#                           confirm it in one sweep
-ARMIJO = 1e-4  # the fraction of the linear model's decrease of |F|^2 / 2 that a step must achieve
-DECAY = 0.99  # of the non-monotone reference per step (0.5 and 0.9 left one of the five sets unsolved)
-SHORTEST_STEP = 2.0**-30  # backtracking gives up below this fraction of the Newton step
-# Levenberg-Marquardt's damping of J^T J, relative to its largest diagonal entry: where it starts, and the range
-# beyond which it gives up (below: the step is Newton's; above: a vanishing gradient step)
-DAMPING_START, DAMPING_LEAST, DAMPING_MOST = 1e-6, 1e-20, 1e10
 
 
 @kernel

@@ -5,45 +5,29 @@ from __future__ import annotations
 
 import math
 
-from ..constraints import EQUALITY, LIN_A, LIN_B, SLOW_GAIN, coupling, evaluate_row
+from ..constraints import EQUALITY, LIN_A, LIN_B, coupling, evaluate_row
 from ..jit import kernel
 from ..linalg import proximal_lcp
+from ..tolerances import (
+    CORRECTION_TURN,
+    MARGIN,
+    MAX_SWEEPS,
+    POSITION_DIRECT_EVERY,
+    POSITION_PASSES,
+    POSITION_SLOW_SWEEPS,
+    POSITION_TOLERANCE,
+    PUSHING_GAP,
+    SLOW_GAIN,
+    SLOW_GAP,
+    SMALL_DIRECT_EVERY,
+    SMALL_ISLAND,
+    TOUCH,
+)
 from ..vectors import mul, normalize, rot
 from .detect import moved_bodies, recheck_contacts
 from .islands import find_islands
 from .joined import contacts_touch_rows, factor_rows, join_rows, solve_factored
-from .sets import MARGIN, MAX_SWEEPS, POSITION_TOLERANCE, TOUCH, row_change
-
-# Passes of the position correction in a step (``correct_positions``): each pass after the first starts from the
-# true gaps of the last; a turn of the step's largest angles (a tossed cube at 50 ms, 0.9 rad) leaves the linearised
-# correction a second-order error that a pass squares.
-POSITION_PASSES = 4
-# rad: a pass may turn a body by at most this much, or the step fails and is taken in parts (step.py; the part of
-# h/16 takes any turn). The pass is linear in the turn, dx = W J^T lambda along the normals of the first touch: a
-# 3.7 cm box that a 30 ms step drove 10 cm through a 1 mm wall, pushed back at two corners, was turned by 4.2 rad and
-# left across the wall (its true turn after the impact was 1.2 rad), and no later pass can see the side it came
-# from. Below it the passes correct the second order of the turn (a tossed cube at 50 ms).
-CORRECTION_TURN = 0.5
-
-# A squeeze (a thin card between two pads on joints) makes the contacts nearly dependent, and the sweeps then
-# gain little per sweep near the solution (a card squeezed while it slid: an eigenvalue of the pushing set's
-# matrix 1e-7 times its diagonal, 2e-11 m gained per sweep, 10^5 sweeps not enough). Every DIRECT_EVERY sweeps
-# the pushing set the sweeps have found is solved directly (``_direct_step``); in a scene with rows, an island of at
-# most SMALL_ISLAND contacts every SMALL_DIRECT_EVERY sweeps: its matrix is cheap, and the joined responses make
-# each sweep dear and slow to converge (a slider rattling in its notch, two to four corners on a wall joined
-# through the crank: 44 -> 36 µs per step at 0.1 ms). After SLOW_SWEEPS sweeps a
-# correction whose gaps are all within SLOW_GAP (m) of complementarity is taken as converged (far below TOUCH,
-# so no contact changes its state), and the direct steps from then on aim at SLOW_GAP: where a pad went 2.5 mm into the
-# card's edge, the pushing set's equations could be met to 5e-13 m only, above POSITION_TOLERANCE.
-SLOW_SWEEPS = 1000
-SLOW_GAP = 1e-11
-DIRECT_EVERY = 50
-SMALL_ISLAND, SMALL_DIRECT_EVERY = 8, 3
-# A pushing contact's linearised gap may end this far open (m): a tenth of TOUCH, so it still touches. Where a pad
-# went 4.5-6 mm into the top edge of a card standing between the fixtures, the pushing set's dependent equations
-# could be met together only to 1.4e-11-3.7e-11 m, while no gap needed to stay below its target by more than
-# round-off.
-PUSHING_GAP = 1e-10
+from .sets import row_change
 
 
 @kernel
@@ -171,10 +155,10 @@ def _correct(linkage, bodies, state, world, contacts, scratch, work, joined):
     ``_drop_rebound_gaps``; lambda_n >= 0) by
     projected Gauss-Seidel on the normals found after the drift (or at a swept body's first-touch pose), then
     move the centres by dx and turn the frames by dtheta (q <- exp(dtheta) q, world frame); converged when no
-    sweep moves a gap by more than POSITION_TOLERANCE, when a direct step (every DIRECT_EVERY sweeps,
+    sweep moves a gap by more than POSITION_TOLERANCE, when a direct step (every POSITION_DIRECT_EVERY sweeps,
     SMALL_DIRECT_EVERY on a small island with rows) leaves no gap below its target by more than its tolerance and
-    no pushing one above it by more than PUSHING_GAP (``_within``), or, after SLOW_SWEEPS, when the gaps are within
-    SLOW_GAP of that.
+    no pushing one above it by more than PUSHING_GAP (``_within``), or, after POSITION_SLOW_SWEEPS, when the gaps
+    are within SLOW_GAP of that.
     The contacts within the margin that do not touch take part with the target 0: they carry
     no correction of their own, but no correction may push them into penetration (a plate righted at one
     corner must not dig the other corner in). Returns the sweeps used, or -1 if not converged.
@@ -236,7 +220,7 @@ def _correct_island(linkage, bodies, state, world, contacts, scratch, work, join
     convergence, into ``scratch.displacement`` and ``scratch.lam``; returns the sweeps used, or -1."""
     base = world * (contacts.prev_geom1.size // contacts.count.size)
     rows, displacement = linkage.rows, scratch.displacement
-    every = SMALL_DIRECT_EVERY if rows.kind.size > 0 and hi - lo <= SMALL_ISLAND else DIRECT_EVERY
+    every = SMALL_DIRECT_EVERY if rows.kind.size > 0 and hi - lo <= SMALL_ISLAND else POSITION_DIRECT_EVERY
     for sweep in range(MAX_SWEEPS):
         worst = 0.0
         for n in range(lo, hi):
@@ -255,12 +239,12 @@ def _correct_island(linkage, bodies, state, world, contacts, scratch, work, join
             add_response(rows, bodies, state, world, displacement, a, b, row, change, work.gradient, joined,
                          joined.response[c, 0])
             worst = max(worst, abs(change) * k)
-        converged = worst <= POSITION_TOLERANCE or (sweep >= SLOW_SWEEPS and _within(contacts, world, scratch,
-                                                                                    SLOW_GAP, lo, hi))
+        converged = worst <= POSITION_TOLERANCE or (sweep >= POSITION_SLOW_SWEEPS
+                                                    and _within(contacts, world, scratch, SLOW_GAP, lo, hi))
         if not converged and sweep % every == every - 1:
             if sweep == every - 1:
                 _build_matrix(linkage, bodies, state, world, contacts, scratch, work, joined, lo, hi)
-            tolerance = POSITION_TOLERANCE if sweep < SLOW_SWEEPS else SLOW_GAP
+            tolerance = POSITION_TOLERANCE if sweep < POSITION_SLOW_SWEEPS else SLOW_GAP
             if _direct_step(linkage, bodies, state, world, contacts, scratch, work, joined, lo, hi, tolerance):
                 converged = _within(contacts, world, scratch, tolerance, lo, hi)
             else:

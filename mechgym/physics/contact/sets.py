@@ -1,5 +1,6 @@
 """Contact data: the geoms of a scene, the per-world contact set carried from step to step, the caller-owned
-scratch, geom poses, and the constants shared by the contact stages (see :mod:`mechgym.physics.contact`)."""
+scratch and geom poses (see :mod:`mechgym.physics.contact`; the contact stages' tolerances and caps are in
+:mod:`mechgym.physics.tolerances`)."""
 
 from __future__ import annotations
 
@@ -21,36 +22,10 @@ from ..collision import (
 from ..collision.broad import grid_scratch
 from ..constraints import LIN_A, LIN_B
 from ..jit import kernel
+from ..tolerances import DENSE_CONTACTS, DENSE_LEAST, DENSE_PER_BODY
 from ..vectors import mul, rot
 
-MARGIN = 1e-4  # m: contacts closer than this stay in the set (feature ids persist); only touching ones act
-TOUCH = 1e-9  # m: a gap up to this (round-off above 0) counts as touching and may carry force
-# m: a contact open by up to this that closes no faster than a resting contact forms joins the velocity solve as
-# touching (detect.join_near): above the second-order gaps a step's turn of a resting box leaves (1e-7-4e-7 m for
-# the 5 cm cube at 5 and 20 ms), far below what a support or a measurement resolves; a corner may rest this far off
-RESTING_TOUCH = 1e-6
-VELOCITY_TOLERANCE = 1e-12  # m/s: the velocity solve stops when a sweep changes no contact velocity by more
-POSITION_TOLERANCE = 1e-13  # m: the position correction stops when a sweep moves no gap by more
-MAX_SWEEPS = 100000  # of either solve (a cold stack needs thousands); more: not converged, the solves return -1
-MATCH_RADIUS = 1e-6  # m: a contact whose feature id changed (same point, new clipping label) continues its predecessor
-SATURATED = 1.0 - 1e-9  # a sticking point whose |P_t| reaches this fraction of mu_s P_n is at the static limit
-SLIP = 1e-9  # m/s: a point that slips faster than this after the solve slides
-UNBALANCED = 1e-6  # a touching contact whose closing impulse differs from its opening one by this fraction
-#   carried no force that balanced the step's loads (a steady rest matches to round-off, ~1e-10)
-# an impact's gap acceleration is the opening kick's (detect._free_approach) where it presses the gap shut harder
-# than free flight, by at most this fraction of the approach speed per step: the impact's time, speed and rebound then
-# move by no more than that speed; beyond it (large steps of a driven chain, whose mean acceleration over a step is no
-# longer the one at the impact) free flight under gravity
-KICK_ACCELERATION = 1.0
-CCD_FRACTION = 0.25  # continuous collision when a step moves a body by this fraction of an extent
-CCD_ITERATIONS = 64  # conservative advancement steps at most
 FILTER_PARENT = True  # MuJoCo's filterparent default
-# Touching contacts at most in an island that the velocity solve takes to contact space (contact.dense): a pile of
-# boxes in a bin makes islands of 40-60 (64 boxes), which the sweeps on the bodies alone could not converge. The
-# matrices are sized per scene, DENSE_PER_BODY contacts per body and at least DENSE_LEAST (a 96 x 96 matrix), so that
-# a scene of one or two bodies keeps small ones.
-DENSE_CONTACTS, DENSE_PER_BODY, DENSE_LEAST = 128, 8, 32
-
 
 
 class Geoms(NamedTuple):

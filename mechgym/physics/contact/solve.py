@@ -15,16 +15,22 @@ from ..constraints import (
     start_damper_rates,
 )
 from ..jit import kernel
+from ..tolerances import (
+    DENSE_AFTER,
+    MAX_SWEEPS,
+    SLIP,
+    SLOW_VELOCITY,
+    UNBALANCED,
+    VELOCITY_SLOW_SWEEPS,
+    VELOCITY_TOLERANCE,
+)
 from .dense import solve_dense
 from .detect import find_contacts
 from .friction import at_limit, cone_mu, friction_step, normal_coupling
 from .islands import component, contact_component, find_islands
 from .joined import apply_joined, contacts_touch_rows, factor_rows, join_rows
-from .sets import MAX_SWEEPS, SLIP, UNBALANCED, VELOCITY_TOLERANCE, beside_impact
+from .sets import beside_impact
 
-SLOW_SWEEPS = 1000  # see _converge
-DENSE_AFTER = 2  # sweeps on the bodies before a solve moves to contact space (contact.dense)
-SLOW_VELOCITY = 1e-10  # m/s
 EVENT, MOVING = 1, 2  # settle_contacts' marks of a component: an event happened there; a body of it still moves
 KEEP, ASIDE, SETTLE = 0, 1, 2  # a contact in _rest_reactions: its force kept; kept, touching but left out; settled
 
@@ -212,7 +218,7 @@ def _converge(linkage, bodies, state, world, contacts, scratch, work, joined, lo
     blocks, on the rows' gradients, couplings and impulses that the velocity projection left in ``work``), and the
     rows must meet ``linkage.solver.velocity_tolerance`` too: contacts and constraints are one velocity-level solve.
     Returns the sweeps used, or -1. Nearly dependent contacts (a thin card squeezed between two pads on joints) gain
-    little per sweep near the solution: after SLOW_SWEEPS sweeps, a sweep that changes no velocity by more than
+    little per sweep near the solution: after VELOCITY_SLOW_SWEEPS sweeps, a sweep that changes no velocity by more than
     SLOW_VELOCITY counts as converged. A set still unconverged after DENSE_AFTER sweeps is solved in contact space
     (``_dense``); when that ends at a direct solution and the rows meet their tolerance, the solve is done (the
     sweeps on the bodies would not confirm a solution found by Newton's method: ``dense._solve_directly``)."""
@@ -226,7 +232,7 @@ def _converge(linkage, bodies, state, world, contacts, scratch, work, joined, lo
                 return sweep + 1
         worst = contact_sweep(linkage, bodies, state, world, contacts, scratch, work, joined, lo, hi)
         rows_worst = projection_sweep(rows, bodies, state, world, work) if constrained else 0.0
-        settled = worst <= VELOCITY_TOLERANCE or (sweep >= SLOW_SWEEPS and worst <= SLOW_VELOCITY)
+        settled = worst <= VELOCITY_TOLERANCE or (sweep >= VELOCITY_SLOW_SWEEPS and worst <= SLOW_VELOCITY)
         if (settled and rows_worst <= solver.velocity_tolerance
                 and not update_sliding(bodies, state, world, contacts, scratch, lo, hi)):
             return sweep + 1

@@ -9,7 +9,8 @@ import pytest
 from collision_testing import contacts, rot, sat_separations
 
 from mechgym.physics.collision import BOX
-from mechgym.physics.collision.box_box import ABS_TOL, EDGE_FEATURE_BASE, REL_TOL
+from mechgym.physics.collision.box_box import EDGE_FEATURE_BASE
+from mechgym.physics.tolerances import AXIS_ABS_TOL, AXIS_REL_TOL
 
 I3 = np.eye(3)
 BIG = (BOX, (0.5, 0.5, 0.5), (0.0, 0.0, 0.0), I3)
@@ -114,7 +115,7 @@ def test_boxes_apart_edge_first_also_give_the_face_points_within_the_margin():
     mat = rot((0.0, 1.0, 0.0), 0.1) @ rot((1.0, 0.0, 0.0), math.pi / 4)
     pos = np.array((0.1, 0.0, 0.6122))
     face_a, _, best_edge = sat_separations(np.full(3, 0.5), np.zeros(3), I3, half, pos, mat)
-    assert best_edge > REL_TOL * face_a + ABS_TOL and best_edge > ABS_TOL
+    assert best_edge > AXIS_REL_TOL * face_a + AXIS_ABS_TOL and best_edge > AXIS_ABS_TOL
     assert len(contacts(BIG, (BOX, half, pos, mat))) == 0  # apart by more than MARGIN
     c = contacts(BIG, (BOX, half, pos, mat), margin=0.2)
     edge = c.feature >= EDGE_FEATURE_BASE
@@ -138,7 +139,7 @@ def test_face_bias_keeps_a_face_unless_an_edge_is_clearly_better():
         mat = rot((0.0, 1.0, 0.0), delta) @ rot((1.0, 0.0, 0.0), math.pi / 4)
         face_a, face_b, best_edge = sat_separations(np.full(3, 0.5), np.zeros(3), I3, half, np.array(pos), mat)
         assert face_a > face_b and best_edge > face_a
-        assert (best_edge > REL_TOL * face_a + ABS_TOL) == edge
+        assert (best_edge > AXIS_REL_TOL * face_a + AXIS_ABS_TOL) == edge
         c = contacts(BIG, (BOX, half, pos, mat))
         assert len(c) >= 1 and np.all(c.feature >= EDGE_FEATURE_BASE) == edge
         if edge:

@@ -11,7 +11,6 @@ from collision_testing import random_quat, rot
 
 from mechgym.physics.collision import BOX, CAPSULE, CYLINDER, PLANE, SPHERE
 from mechgym.physics.collision.broad import (
-    SWEEP_LIMIT,
     broad_pairs,
     filter_arrays,
     geom_aabbs,
@@ -20,6 +19,7 @@ from mechgym.physics.collision.broad import (
     sweep_axis,
     sweep_pairs,
 )
+from mechgym.physics.tolerances import SWEEP_LIMIT
 
 
 def _aabbs(types, sizes, pos, mats, margin=0.0):

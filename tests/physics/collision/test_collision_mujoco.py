@@ -4,8 +4,8 @@ For every pair with penetration, the deepest contact (least signed distance), it
 (both engines report the point midway between the surfaces) must agree with ``mj_forward``'s contacts.
 Allowed differences, excluded or bounded explicitly:
 - box-box: both are exact separating-axis depths; MuJoCo takes the least penetrating axis while ours
-  prefers a face axis unless an edge (or the other box's face) is better by REL_TOL/ABS_TOL, so where the
-  two best axes are within that window our depth s may be deeper than MuJoCo's s*: s* <= REL_TOL s + ABS_TOL.
+  prefers a face axis unless an edge (or the other box's face) is better by AXIS_REL_TOL/AXIS_ABS_TOL, so where the
+  two best axes are within that window our depth s may be deeper than MuJoCo's s*: s* <= AXIS_REL_TOL s + AXIS_ABS_TOL.
   The point counts differ too (MuJoCo reduces the clipped polygon; we keep every clipped point).
 - capsule-box with the capsule's axis passing through the box (depth > radius): neither is a minimum
   translation there (MuJoCo under-reports the depth); compared only when the axis is outside the box.
@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 from collision_testing import contacts, geom, random_quat, rot, sat_separations, two_geom_scene
 
-from mechgym.physics.collision.box_box import ABS_TOL, REL_TOL
 from mechgym.physics.collision.toi import support_extent
+from mechgym.physics.tolerances import AXIS_ABS_TOL, AXIS_REL_TOL
 
 SIZES = {"plane": "0 0 1", "sphere": "0.1", "capsule": "0.08 0.15", "cylinder": "0.1 0.15", "box": "0.1 0.15 0.2"}
 PAIRS = [("plane", "sphere"), ("plane", "capsule"), ("plane", "cylinder"), ("plane", "box"), ("sphere", "sphere"),
@@ -48,9 +48,9 @@ def _compare(model, data, type1, type2):
                                                       data.geom_xmat[g].reshape(3, 3))))
         best, second = sorted(s)[-1], sorted(s)[-2]
         assert mj_dist == pytest.approx(best, abs=TOL) or best == s[2]  # MuJoCo: exact SAT (or an edge)
-        if best - second <= ((1.0 - REL_TOL) * abs(best) + ABS_TOL) / REL_TOL:
-            # inside the bias window: our axis s satisfies best <= REL_TOL s + ABS_TOL
-            assert (best - ABS_TOL) / REL_TOL - TOL <= ours.dist[j] <= 0.0
+        if best - second <= ((1.0 - AXIS_REL_TOL) * abs(best) + AXIS_ABS_TOL) / AXIS_REL_TOL:
+            # inside the bias window: our axis s satisfies best <= AXIS_REL_TOL s + AXIS_ABS_TOL
+            assert (best - AXIS_ABS_TOL) / AXIS_REL_TOL - TOL <= ours.dist[j] <= 0.0
             return None
     assert ours.dist[j] == pytest.approx(mj_dist, abs=TOL)
     np.testing.assert_allclose(ours.normal[j], mj_normal, atol=1e-9)

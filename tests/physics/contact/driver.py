@@ -13,11 +13,12 @@ import numpy as np
 from numba import njit
 
 from mechgym.physics.constraints import Rows, Workspace
-from mechgym.physics.contact import MARGIN, ContactSet, Geoms, Joined, Scratch, prime_contacts, sweep_setup
+from mechgym.physics.contact import ContactSet, Geoms, Joined, Scratch, prime_contacts, sweep_setup
 from mechgym.physics.forces import Windows
 from mechgym.physics.model import EngineModel, build_model
 from mechgym.physics.state import State, load_generalized
 from mechgym.physics.step import OK, StepScratch, advance
+from mechgym.physics.tolerances import MARGIN
 from mechgym.scene import compile_model
 
 # Trace columns per body written by ``contact_advance``: COM (m), velocity (m/s), world angular momentum.

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import mechgym
-from mechgym.physics.contact import MARGIN
+from mechgym.physics.tolerances import MARGIN
 from mechgym.robustness.cube_drop import DT_MS
 
 DRAWS = 200

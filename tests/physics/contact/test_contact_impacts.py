@@ -10,6 +10,7 @@ import pytest
 from mechgym.physics import contact
 from mechgym.physics.constraints import begin_step
 from mechgym.physics.step import drift, opening_kick
+from mechgym.physics.tolerances import MARGIN
 from mechgym.physics.vectors import rotate_inverse
 
 from .driver import ContactScene
@@ -77,7 +78,7 @@ def test_multi_contact_impact_never_gains_kinetic_energy(restitution, euler):
         drift(bodies, state, 0, h)
         count = contact.find_contacts(scene.geoms, bodies, env, state, 0, (k + 1) * h, h, scene.work.com0,
                                       scene.work.quat0, scene.work.vel0, scene.work.momentum0, contacts, scratch,
-                                      contact.MARGIN, True, False)
+                                      MARGIN, True, False)
         assert contact.correct_positions(scene.geoms, linkage, bodies, state, 0, contacts, scratch, scene.work,
                                          scene.joined, False) >= 0
         opening_kick(bodies, env, state, 0, h / 2, zeros, zeros)

@@ -12,7 +12,7 @@ import numpy as np
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from mechgym.physics.contact.sets import VELOCITY_TOLERANCE
+from mechgym.physics.tolerances import VELOCITY_TOLERANCE
 
 from .driver import ContactScene
 from .scenes import GRAVITY, ball_drop, box_on_floor, downhill, on_slope, run

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import mechgym
-from mechgym.physics.contact.sets import RESTING_TOUCH
+from mechgym.physics.tolerances import RESTING_TOUCH
 from mechgym.robustness.cube_drop import scene_spec
 
 from .driver import ContactScene

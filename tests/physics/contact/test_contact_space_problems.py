@@ -37,7 +37,8 @@ from hypothesis import strategies as st
 
 from mechgym.physics.contact import ContactSet, Scratch
 from mechgym.physics.contact.dense import sweep_contact_space
-from mechgym.physics.contact.newton import NEWTON_TOLERANCE, newton_solve
+from mechgym.physics.contact.newton import newton_solve
+from mechgym.physics.tolerances import NEWTON_TOLERANCE
 
 DATA = Path(__file__).parent / "data"
 TOLERANCE = 1e-12  # m/s: rates the solution must meet (the solve's own is 1e-12)

@@ -25,7 +25,7 @@ import pytest
 
 import mechgym
 from mechgym.errors import SimulationError
-from mechgym.physics.contact import MARGIN
+from mechgym.physics.tolerances import MARGIN
 
 SCENES = 100
 DURATION = 2.0  # s

@@ -6,8 +6,9 @@ import math
 
 import numpy as np
 
-from mechgym.physics.contact import MARGIN, ContactSet, prime_contacts
+from mechgym.physics.contact import ContactSet, prime_contacts
 from mechgym.physics.state import State
+from mechgym.physics.tolerances import MARGIN
 
 from .driver import ContactScene, advance_worlds
 from .scenes import GRAVITY, ball_drop
