@@ -181,19 +181,21 @@ class Workspace(NamedTuple):
     held: np.ndarray
 
     @staticmethod
-    def empty(bodies: int, rows: int) -> Workspace:
-        """A ``Workspace`` for ``bodies`` bodies and ``rows`` rows, as ``clear_workspace`` leaves it."""
-        index = np.empty(rows, dtype=np.int64)
-        work = Workspace(np.empty((bodies, 3)), np.empty((bodies, 4)), np.empty((bodies, 3)), np.empty((bodies, 3)),
-                         np.empty((rows, 12)), np.empty(rows),
-                         np.empty((rows, 12)), np.empty(rows, dtype=np.bool_), np.empty(rows),
-                         np.empty(rows), np.empty(rows), np.empty((8, 3)),
-                         np.empty((rows, 12)), np.empty((rows, rows)), np.empty((rows, rows)),
-                         index, index.copy(), index.copy(), np.empty(2, dtype=np.int64),
-                         np.empty(rows, dtype=np.bool_), np.empty(rows), np.empty(rows), np.empty(rows),
-                         np.empty(rows), np.empty(bodies, dtype=np.bool_), np.empty(1), np.empty(rows),
-                         np.empty(rows), np.empty(3))
-        clear_workspace(work)
+    def empty(bodies: int, rows: int, cleared: bool = True) -> Workspace:
+        """A ``Workspace`` for ``bodies`` bodies and ``rows`` rows, as ``clear_workspace`` leaves it (``cleared``)
+        or zeros (for a caller whose kernels clear it first: no compile of ``clear_workspace`` for Python)."""
+        index = np.zeros(rows, dtype=np.int64)
+        work = Workspace(np.zeros((bodies, 3)), np.zeros((bodies, 4)), np.zeros((bodies, 3)), np.zeros((bodies, 3)),
+                         np.zeros((rows, 12)), np.zeros(rows),
+                         np.zeros((rows, 12)), np.zeros(rows, dtype=np.bool_), np.zeros(rows),
+                         np.zeros(rows), np.zeros(rows), np.zeros((8, 3)),
+                         np.zeros((rows, 12)), np.zeros((rows, rows)), np.zeros((rows, rows)),
+                         index, index.copy(), index.copy(), np.zeros(2, dtype=np.int64),
+                         np.zeros(rows, dtype=np.bool_), np.zeros(rows), np.zeros(rows), np.zeros(rows),
+                         np.zeros(rows), np.zeros(bodies, dtype=np.bool_), np.zeros(1), np.zeros(rows),
+                         np.zeros(rows), np.zeros(3))
+        if cleared:
+            clear_workspace(work)
         return work
 
 

@@ -174,15 +174,14 @@ class StepScratch(NamedTuple):
     @staticmethod
     def empty(bodies: int, rows: int, coordinates: int, capacity: int, points: int) -> StepScratch:
         """For ``bodies`` bodies, ``rows`` constraint rows, ``coordinates`` hinge/slide coordinates,
-        ``capacity`` contacts per world and ``points`` held points of confinements, as ``clear_step_scratch``
-        leaves it."""
+        ``capacity`` contacts per world and ``points`` held points of confinements, zeros: ``advance`` and
+        ``resting_forces`` (the kernels that take it) begin with ``clear_step_scratch``."""
         scratch = StepScratch(
             Snapshot.empty(bodies, rows, coordinates, capacity), Snapshot.empty(bodies, rows, coordinates, capacity),
-            np.empty((bodies, FRAME_SIZE)),
-            np.empty((bodies, 6)), np.empty((bodies, 6)), np.empty((bodies, 6)), np.empty((bodies, 6)),
-            np.empty((bodies, 12)), np.empty(rows), np.empty((points, 6)), CoordinateScratch.zeros(coordinates),
-            Workspace.empty(bodies, rows), Joined.empty(capacity, rows, bodies))
-        clear_step_scratch(scratch)
+            np.zeros((bodies, FRAME_SIZE)),
+            np.zeros((bodies, 6)), np.zeros((bodies, 6)), np.zeros((bodies, 6)), np.zeros((bodies, 6)),
+            np.zeros((bodies, 12)), np.zeros(rows), np.zeros((points, 6)), CoordinateScratch.zeros(coordinates),
+            Workspace.empty(bodies, rows, cleared=False), Joined.empty(capacity, rows, bodies, cleared=False))
         return scratch
 
     @staticmethod

@@ -56,13 +56,14 @@ class Joined(NamedTuple):
     rigid: np.ndarray  # (R,) zeros: the compliances of the position level, where no damper acts
 
     @staticmethod
-    def empty(capacity: int, rows: int, bodies: int) -> Joined:
+    def empty(capacity: int, rows: int, bodies: int, cleared: bool = True) -> Joined:
         """A ``Joined`` for ``capacity`` contacts, ``rows`` rows and ``bodies`` bodies, as ``clear_joined``
-        leaves it."""
-        joined = Joined(np.empty((rows, rows)), np.empty(rows, dtype=np.bool_), np.empty((3, rows)),
-                        np.empty((capacity, 3, rows)), np.empty((bodies, 6)), np.empty(rows), np.empty(rows),
-                        np.empty((8, 3)), np.empty(rows))
-        clear_joined(joined)
+        leaves it (``cleared``) or zeros (for a caller whose kernels clear it first)."""
+        joined = Joined(np.zeros((rows, rows)), np.zeros(rows, dtype=np.bool_), np.zeros((3, rows)),
+                        np.zeros((capacity, 3, rows)), np.zeros((bodies, 6)), np.zeros(rows), np.zeros(rows),
+                        np.zeros((8, 3)), np.zeros(rows))
+        if cleared:
+            clear_joined(joined)
         return joined
 
 
