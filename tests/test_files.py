@@ -11,7 +11,15 @@ import pytest
 from mechgym.files import interrupts_deferred
 
 
-def test_a_ctrl_c_inside_the_block_is_raised_after_the_block_has_finished_its_save():
+@pytest.fixture
+def default_ctrl_c():
+    """Python's own SIGINT handler for the test (a shell starts a background job with SIGINT ignored)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_a_ctrl_c_inside_the_block_is_raised_after_the_block_has_finished_its_save(default_ctrl_c):
     torch = pytest.importorskip("torch")
     done = []
     with pytest.raises(KeyboardInterrupt):
