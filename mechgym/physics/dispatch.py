@@ -88,6 +88,10 @@ class Packed:
         self.kind = typeof(objects)
         self.block = objects if config.DISABLE_JIT else np.array(_packed(objects, []), dtype=np.int64)
 
+    def __reduce__(self):
+        # a copy (copy.deepcopy, pickle) packs the copied objects anew: the block holds addresses
+        return Packed, self.objects
+
     def is_current(self) -> bool:
         """Whether the block still describes the objects (their arrays' addresses and shapes, their scalars)."""
         return config.DISABLE_JIT or np.array_equal(self.block, _packed(self.objects, []))
