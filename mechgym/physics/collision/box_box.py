@@ -5,7 +5,7 @@ Boxes A (geom1: centre a, axes A_i = columns of ``mat1``, half extents h_A) and 
 Separating-axis test (15 axes). The separation along a unit axis L is the gap between the intervals the
 boxes cover on it: s(L) = |L.d| - r_A(L) - r_B(L), with the support radii r_A(L) = sum_i h_A,i |A_i.L|.
 - face axes A_i: s = |A_i.d| - h_A,i - sum_j h_B,j |C_ij|, C_ij = A_i.B_j; likewise for B_j;
-- edge axes L = A_i x B_j / |A_i x B_j| (skipped when the edges are parallel, |A_i x B_j| < 1e-6: the face
+- edge axes L = A_i x B_j / |A_i x B_j| (skipped when the edges are parallel, |A_i x B_j| < PARALLEL_SINE: the face
   axes then cover the configuration).
 If any s > margin the boxes are apart by more than the margin and there is no contact. Otherwise the
 least penetrating axis (largest s) is chosen with a bias that keeps the choice from flickering between
@@ -42,7 +42,7 @@ from __future__ import annotations
 import math
 
 from ..jit import kernel
-from ..tolerances import AXIS_ABS_TOL, AXIS_REL_TOL
+from ..tolerances import AXIS_ABS_TOL, AXIS_REL_TOL, PARALLEL_SINE
 from ..vectors import axpy, column, cross, dot, norm, scale, sub, to_local, to_world, vec
 from .common import emit, segment_closest
 
@@ -224,7 +224,7 @@ def box_box(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_normal, o
         for j in range(3):
             ax = cross(column(mat1, i), column(mat2, j))
             length = norm(ax)
-            if length < 1e-6:
+            if length < PARALLEL_SINE:
                 continue
             ax = scale(ax, 1.0 / length)
             s = abs(dot(ax, d)) - _support_radius(mat1, size1, ax) - _support_radius(mat2, size2, ax)

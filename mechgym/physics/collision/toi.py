@@ -36,6 +36,7 @@ from __future__ import annotations
 import math
 
 from ..jit import kernel
+from ..tolerances import PARALLEL_SINE
 from ..vectors import column, cross, dot, norm, scale, sub, vec
 from .box_box import _support_radius
 from .narrow import BOX, CAPSULE, CYLINDER, SPHERE
@@ -140,7 +141,7 @@ def box_gap(size1, pos1, mat1, size2, pos2, mat2):
     """A lower bound of the distance between two boxes (m; < 0: they overlap): the largest separation
     s(L) = |L.d| - r_1(L) - r_2(L) (d = c_2 - c_1, r the support radii) over the 15 separating axes L of
     ``box_box`` (3 face normals of each box, and the 9 unit edge cross products A_i x B_j that are not
-    degenerate, |A_i x B_j| >= 1e-6).
+    degenerate, |A_i x B_j| >= PARALLEL_SINE).
 
     Projecting onto a unit axis never lengthens a segment, so every s(L) is at most the distance between the
     boxes; the largest is the distance itself when the closest features are a face and a vertex, two parallel
@@ -157,7 +158,7 @@ def box_gap(size1, pos1, mat1, size2, pos2, mat2):
         for j in range(3):
             axis = cross(a, column(mat2, j))
             length = norm(axis)
-            if length < 1e-6:
+            if length < PARALLEL_SINE:
                 continue
             axis = scale(axis, 1.0 / length)
             gap = max(gap, abs(dot(axis, d)) - _support_radius(mat1, size1, axis) - _support_radius(mat2, size2, axis))
