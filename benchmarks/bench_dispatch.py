@@ -17,7 +17,7 @@ import mujoco
 from bench_engine import initial_data, model_of, spec_of
 
 import mechgym
-from mechgym.physics.step import run_packed
+from mechgym.physics.step import run
 
 SCENES = ("free body (top)", "3-box stack", "double pendulum")
 
@@ -49,7 +49,7 @@ def main() -> None:
         sim = mechgym.load(spec_of(name), backend="mechgym", dt=1e-3)
         sim.step(1)
         direct = best_us(calls, single_steps(sim))
-        sim._run = run_packed  # the dispatcher itself
+        sim._run = run  # the dispatcher itself
         plain = best_us(calls, single_steps(sim))
         batched = best_us(calls, sim.step)
         model = model_of(name)

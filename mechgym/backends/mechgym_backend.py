@@ -40,7 +40,7 @@ from ..physics.step import (
     OK,
     START_CONTACTS,
     TOO_MANY_CONTACTS,
-    run_packed,
+    run,
 )
 from ..physics.tolerances import MAX_SUBDIVISION
 from ..scene import confinement_names, name_of
@@ -104,7 +104,7 @@ class MechgymSimulator(Simulator):
         self._step_scratch = StepScratch.fitting(self._state, linkage, self._contacts, self.engine.confinements)
         # the engine's entry point, stepping and at resets, without the dispatcher's per-call typing and with the
         # arrays that stay the same objects packed into one (physics.dispatch)
-        self._run = Direct(run_packed)
+        self._run = Direct(run)
         self._packed = Packed(self.engine.bodies, self.engine.actuators, self.engine.env, linkage, self.engine.geoms,
                               self.engine.confinements, self._state, self._contacts, self._scratch, self._ctrl,
                               self._status, self._step_scratch)

@@ -9,7 +9,7 @@ the dispatcher itself calls, so the results are bit-identical) as long as every 
 object of that call or a new object of the same numba type; otherwise it goes through the dispatcher (which
 compiles or loads the cache as usual) and keeps that call's overload instead. The compiled entry point still
 unboxes every array it is given (about 30 ns each); the simulator passes the ones that never change as one
-``Packed`` array (``step.run_packed``).
+``Packed`` array (``step.run``).
 
 Identity stands for the type: an argument that is the same object as in the last call is taken to have the
 same numba type. That holds for the arrays a simulator owns and updates in place (named tuples cannot be

@@ -71,7 +71,7 @@ def semidefinite_cholesky(a, n, dependent):
 
 @kernel
 def cholesky_solve(factor, n, b):
-    """In place: b[:n] <- (L L^T)^-1 b for the factor L of ``ridge_cholesky``."""
+    """In place: b[:n] <- (L L^T)^-1 b for the factor L of ``ridge_cholesky`` or ``semidefinite_cholesky``."""
     for i in range(n):
         value = b[i]
         for k in range(i):

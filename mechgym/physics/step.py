@@ -599,25 +599,18 @@ ADVANCE, START_CONTACTS = 0, 1
 
 
 @kernel
-def run(operation, bodies, actuators, env, linkage, geoms, confinements, windows, state, contacts, contact_scratch,
-        ctrl, first_step, n, h, status, step_scratch):
+def run(operation, packed, kind, windows, first_step, n, h):
     """A simulator's one entry point into the engine: ``advance`` (ADVANCE, returns 0) or ``start_contacts``
     (START_CONTACTS, at a reset; returns its result), so that the engine's code is compiled once for both (Python
-    calls a kernel through a twin, which compiles everything the kernel calls: ``physics.jit``)."""
+    calls a kernel through a twin, which compiles everything the kernel calls: ``physics.jit``). The arguments that
+    a simulator passes as the same objects at every call come packed into one array (``dispatch.Packed(bodies,
+    actuators, env, linkage, geoms, confinements, state, contacts, contact_scratch, ctrl, status, step_scratch)``;
+    ``kind`` its ``Packed.kind``): a call from Python unboxes it instead of ~250 arrays."""
+    (bodies, actuators, env, linkage, geoms, confinements, state, contacts, contact_scratch, ctrl, status,
+     step_scratch) = unpack(packed, kind)
     if operation == START_CONTACTS:
         return start_contacts(bodies, actuators, env, linkage, geoms, state, contacts, contact_scratch, ctrl, h,
                               step_scratch)
     advance(bodies, actuators, env, linkage, geoms, confinements, windows, state, contacts, contact_scratch, ctrl,
             first_step, n, h, status, step_scratch)
     return 0
-
-
-@kernel
-def run_packed(operation, packed, kind, windows, first_step, n, h):
-    """``run`` with the arguments that a simulator passes as the same objects at every call packed into one array
-    (``dispatch.Packed(bodies, actuators, env, linkage, geoms, confinements, state, contacts, contact_scratch, ctrl,
-    status, step_scratch)``; ``kind`` its ``Packed.kind``): a call from Python unboxes it instead of ~250 arrays."""
-    (bodies, actuators, env, linkage, geoms, confinements, state, contacts, contact_scratch, ctrl, status,
-     step_scratch) = unpack(packed, kind)
-    return run(operation, bodies, actuators, env, linkage, geoms, confinements, windows, state, contacts,
-               contact_scratch, ctrl, first_step, n, h, status, step_scratch)

@@ -13,7 +13,7 @@ from numba import njit
 
 import mechgym
 from mechgym.physics.dispatch import Direct, Packed, unpack
-from mechgym.physics.step import run_packed
+from mechgym.physics.step import run
 
 SCENES = {
     "contact": '<mujoco><worldbody><geom type="plane" size="1 1 0.1"/>' + "".join(
@@ -30,7 +30,7 @@ SCENES = {
 @pytest.mark.parametrize("scene", sorted(SCENES))
 def test_direct_steps_are_bit_identical_to_the_dispatchers(scene):
     direct, plain = (mechgym.load(SCENES[scene], backend="mechgym", dt=1e-3) for _ in range(2))
-    plain._run = run_packed  # the numba dispatcher itself
+    plain._run = run  # the numba dispatcher itself
     assert isinstance(direct._run, Direct)
     for sim in (direct, plain):
         # force windows: a new Windows object per call while they are open, the shared empty one after
