@@ -7,8 +7,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .jit import kernel
 from .tolerances import DEPENDENT, MAX_PIVOTS, PROXIMAL_ITERATIONS, PROXIMAL_RIDGE
+
+_MAGNITUDE = np.int64(0x7FFF_FFFF_FFFF_FFFF)  # a double's bits but its sign
+_INFINITY = np.int64(0x7FF0_0000_0000_0000)  # +inf's bits: any magnitude above is a NaN
 
 
 @kernel
@@ -84,44 +89,72 @@ def cholesky_solve(factor, n, b):
         b[i] = value / factor[i, i]
 
 
+@kernel(inline=True)
+def _magnitude_bits(row):
+    """The largest |row[j]| of a 1-D int64 view of doubles, as the bits of that double, NaNs counted as 0. The
+    bits of a non-negative double (its sign bit cleared) order as the doubles do, and NaNs lie above +inf's: an
+    integer maximum, which LLVM vectorizes (a float maximum with NaN semantics it does not: five times slower)."""
+    best = 0
+    for j in range(row.size):
+        bits = row[j] & _MAGNITUDE
+        best = max(best, bits if bits <= _INFINITY else 0)
+    return best
+
+
 @kernel
 def eliminate(a, b, n, order, x):
     """x[:n] solving a[:n, :n] x = b[:n] by Gaussian elimination with full pivoting; the unknowns of dependent
     equations (pivot below DEPENDENT times the largest |a|) are 0. Returns the rank. a and b are overwritten: each
     pivot's row and column are swapped into place (rows and columns stay contiguous for the elimination's inner
-    loop), and ``order`` ((n,) int64 scratch) keeps which unknown each column holds."""
+    loop), and ``order`` ((n,) int64 scratch) keeps which unknown each column holds.
+
+    The pivot is the first largest |a_ij| of the remaining block in row-major order. Each row's largest
+    magnitude there is kept (``_magnitude_bits``, in x's memory until the back substitution) and updated as the
+    row is eliminated, so that a step searches the rows' maxima and then one row, not the whole block. The inner
+    loops run over 1-D views of the rows, which LLVM vectorizes (over 2-D indices from a column other than 0
+    it does not: two and a half times slower at n = 384)."""
+    bits, row_best = a.view(np.int64), x.view(np.int64)
     scale = 0.0
     for i in range(n):
         order[i] = i
-        x[i] = 0.0
         for j in range(n):
             scale = max(scale, abs(a[i, j]))
+        row_best[i] = _magnitude_bits(bits[i, :n])
     rank = n
     for k in range(n):
-        best, bi, bj = 0.0, k, k
+        bi, most = k, 0
         for i in range(k, n):
-            for j in range(k, n):
-                if abs(a[i, j]) > best:
-                    best, bi, bj = abs(a[i, j]), i, j
-        if not best > DEPENDENT * scale:
+            if row_best[i] > most:
+                bi, most = i, row_best[i]
+        best = abs(a[bi, k])
+        bj = k
+        for j in range(k, n):
+            if bits[bi, j] & _MAGNITUDE == most:
+                best, bj = abs(a[bi, j]), j
+                break
+        if most == 0 or not best > DEPENDENT * scale:
             rank = k
             break
         if bi != k:
             for j in range(n):
                 a[k, j], a[bi, j] = a[bi, j], a[k, j]
             b[k], b[bi] = b[bi], b[k]
+            row_best[bi] = row_best[k]
         if bj != k:
             for i in range(n):
                 a[i, k], a[i, bj] = a[i, bj], a[i, k]
             order[k], order[bj] = order[bj], order[k]
-        pivot = a[k, k]
+        pivot, pivot_row = a[k, k], a[k, k + 1:n]
         for i in range(k + 1, n):
             factor = a[i, k] / pivot
-            if factor == 0.0:
-                continue
-            for j in range(k + 1, n):
-                a[i, j] -= factor * a[k, j]
-            b[i] -= factor * b[k]
+            if factor != 0.0:
+                row = a[i, k + 1:n]
+                for j in range(row.size):
+                    row[j] -= factor * pivot_row[j]
+                b[i] -= factor * b[k]
+            row_best[i] = _magnitude_bits(bits[i, k + 1:n])
+    for i in range(n):
+        x[i] = 0.0
     for k in range(rank - 1, -1, -1):
         total = b[k]
         for j in range(k + 1, rank):
