@@ -40,9 +40,11 @@ from .position import response_matrix
 
 @kernel
 def _add_column(matrix, rate, m, s, amount):
-    """u += D[:, s] amount over the 3m rows."""
-    for r in range(3 * m):
-        rate[r] += matrix[r, s] * amount
+    """u += D[:, s] amount over the 3m rows (D is symmetric, ``position.response_matrix``: its row s, read
+    contiguously)."""
+    column = matrix[s, :3 * m]
+    for r in range(column.size):
+        rate[r] += column[r] * amount
 
 
 @kernel

@@ -269,23 +269,27 @@ def response_matrix(linkage, bodies, state, world, contacts, scratch, work, join
     """scratch.dense[:dm, :dm] (d = ``directions``: 1, the normals, or 3, normal and tangents) = the change of
     each row's rate (or gap) per unit impulse (or multiplier) along each row, for the m contacts whose flat
     indices are in ``scratch.dense_index``: column by column, the joined response of a unit amount along row s
-    into ``scratch.motion``, then every row's J_r . motion. A row the joints block (zero coupling,
-    ``contact.joined``) gets a zero column."""
+    into ``scratch.motion``, then J_r . motion for the rows r >= s, mirrored onto row s. D = J W J^T (less the
+    joints' share, ``contact.joined``) is symmetric, and so the matrix is, exactly: column s is row s, which its
+    users read contiguously. A row the joints block (zero coupling) gets a zero row and column."""
     capacity = contacts.prev_geom1.size // contacts.count.size
     motion, matrix = scratch.motion, scratch.dense
     for cs in range(m):
         j = scratch.dense_index[cs]
         for ks in range(directions):
             s = directions * cs + ks
+            blocked = not contacts.coupling[j, ks, ks] > 0.0
             motion[:] = 0.0
-            if contacts.coupling[j, ks, ks] > 0.0:
+            if not blocked:
                 add_response(linkage.rows, bodies, state, world, motion, contacts.body_a[j], contacts.body_b[j],
                              contacts.rows[j, ks], 1.0, work.gradient, joined, joined.response[j % capacity, ks])
-            for cr in range(m):
-                i = scratch.dense_index[cr]
-                for kr in range(directions):
-                    matrix[directions * cr + kr, s] = row_change(motion, contacts.body_a[i], contacts.body_b[i],
-                                                                 contacts.rows[i, kr])
+            for r in range(directions * m):
+                if r < s and not blocked:
+                    continue  # (row s left of the diagonal: mirrored from an earlier column)
+                i = scratch.dense_index[r // directions]
+                value = 0.0 if blocked else row_change(motion, contacts.body_a[i], contacts.body_b[i],
+                                                       contacts.rows[i, r % directions])
+                matrix[r, s] = matrix[s, r] = value
 
 
 @kernel
