@@ -39,6 +39,9 @@ added, at level 1: the clean-up that shrinks numba's code, the full level-3 pipe
 LLVM optimizes and compiles the engine's code once for each twin, with all it calls. Kernels are
 therefore not cached on their own (they have no machine code to cache): their twins' cache files hold their
 code, and a warm start loads only twins, as it did before (numba loads a cached function without its callees).
+Since a twin's machine code holds every kernel it calls, from any module of the engine, its cache files (and an
+allocating function's) are stamped with the source of the whole engine (``engine_source_stamp``), beside numba's stamp
+of the function's own file: an edit of any engine module compiles them anew.
 
 ``kernel(inline=True)`` marks a kernel's code ``alwaysinline``: LLVM inlines it into every compiled caller when it
 optimizes the twin's module (the step's stages into ``advance``, where a call would pass the step's named tuples as
@@ -56,7 +59,10 @@ whose flags prune much of it keeps its copies (``kernel(literal_arguments=True)`
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import types as python_types
+from pathlib import Path
 
 from numba import literal_unroll, njit, types
 from numba.core.codegen import JITCodeLibrary
@@ -106,8 +112,31 @@ def from_python(dispatcher):
                                          function.__defaults__, function.__closure__)
         copy.__qualname__, copy.__module__ = function.__qualname__ + _TWIN_SUFFIX, function.__module__
         copy.__kwdefaults__, copy.__doc__ = function.__kwdefaults__, function.__doc__
-        twin = dispatcher.twin = njit(**dispatcher.twin_options)(copy)
+        twin = dispatcher.twin = _stamped(njit(**dispatcher.twin_options)(copy))
     return twin
+
+
+@functools.cache
+def engine_source_stamp(root: Path = Path(__file__).parent) -> str:
+    """sha256 of the engine's source: every ``.py`` file under ``root`` (``mechgym/physics``), by relative path
+    and content; computed once per process."""
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _stamped(dispatcher):
+    """``dispatcher`` (njit with ``cache=True``), its cache files valid for this engine source only. numba
+    stamps a cached function with its own source file, but a twin's (or an allocating function's) machine code
+    holds the code of every kernel it calls, from any module of the engine: an edit of ``constraints.py`` left
+    ``step.run``'s cached code, with the old constraints in it, in use. The stamp of the whole engine
+    (``engine_source_stamp``) goes beside numba's. Under NUMBA_DISABLE_JIT, or where numba keeps no cache
+    file, the dispatcher is returned as it is."""
+    cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
+    if cache_file is not None:
+        cache_file._source_stamp = (cache_file._source_stamp, engine_source_stamp())
+    return dispatcher
 
 
 class _LinkedOnly(Compiler):
@@ -178,7 +207,7 @@ class _WithoutEnvironments:
 
 def allocating(function=None, **options):
     """``njit(cache=True)`` with numba's runtime, for the functions that allocate (module docstring)."""
-    return _compiler(function, njit(cache=True, _nrt=True, **options), False)
+    return _compiler(function, lambda f: _stamped(njit(cache=True, _nrt=True, **options)(f)), False)
 
 
 def _compiler(function, decorate, literal_arguments):

@@ -1,6 +1,7 @@
 """mechgym.physics.jit: kernels are compiled once per argument type, not once per literal constant, and without
 the wrappers for Python, whose calls go to a twin."""
 
+import importlib.util
 import math
 import os
 import subprocess
@@ -9,7 +10,8 @@ import sys
 from numba import njit
 from numba.core.codegen import JITCodeLibrary
 
-from mechgym.physics.jit import from_python, kernel
+from mechgym.physics import jit
+from mechgym.physics.jit import engine_source_stamp, from_python, kernel
 
 
 def test_a_kernel_called_with_different_constants_is_compiled_once():
@@ -111,3 +113,44 @@ def test_llvm_inlines_an_inline_kernel_into_its_callers_however_long():
     (code,) = caller.inspect_llvm().values()
     calls = [line for line in code.splitlines() if " call " in line]
     assert not any("inlined" in line for line in calls) and any("called" in line for line in calls)
+
+
+def _fresh_module(path):
+    """A new module object from ``path`` (new dispatchers, as in a new process)."""
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_an_edit_anywhere_in_the_engine_invalidates_the_cached_code_of_every_twin(tmp_path, monkeypatch):
+    """numba stamps a cache file with its function's own source file only; a twin's code holds the kernels it
+    calls from other modules, so its cache must go stale when any module of the engine changes."""
+    path = tmp_path / "cached_kernel.py"
+    path.write_text("from mechgym.physics.jit import kernel\n\n@kernel\ndef twice(x):\n    return 2.0 * x\n")
+    first = from_python(_fresh_module(path).twice)
+    assert first(1.5) == 3.0 and sum(first.stats.cache_misses.values()) == 1  # compiled and saved
+    again = from_python(_fresh_module(path).twice)
+    assert again(1.5) == 3.0 and sum(again.stats.cache_hits.values()) == 1  # the same engine: loaded
+    monkeypatch.setattr(jit, "engine_source_stamp", lambda: "an edited engine")
+    edited = from_python(_fresh_module(path).twice)
+    assert edited(1.5) == 3.0 and sum(edited.stats.cache_misses.values()) == 1  # compiled anew
+    assert sum(edited.stats.cache_hits.values()) == 0
+
+
+def test_the_engine_source_stamp_follows_every_file_and_its_path(tmp_path):
+    stamp = engine_source_stamp.__wrapped__
+    (tmp_path / "contact").mkdir()
+    (tmp_path / "step.py").write_text("x = 1\n")
+    (tmp_path / "contact" / "solve.py").write_text("y = 2\n")
+    (tmp_path / "notes.txt").write_text("not source")
+    first = stamp(tmp_path)
+    (tmp_path / "notes.txt").write_text("still not source")
+    assert stamp(tmp_path) == first
+    (tmp_path / "contact" / "solve.py").write_text("y = 3\n")
+    assert stamp(tmp_path) != first
+    (tmp_path / "contact" / "solve.py").write_text("y = 2\n")
+    assert stamp(tmp_path) == first
+    (tmp_path / "contact" / "solve.py").rename(tmp_path / "contact" / "sweep.py")
+    assert stamp(tmp_path) != first
+    assert engine_source_stamp() == stamp(jit.Path(jit.__file__).parent)
