@@ -190,13 +190,15 @@ def lu_factor(matrix, n, pivot, pivot_column, diagonal):
             for k in range(n):
                 matrix[rank, k], matrix[best, k] = matrix[best, k], matrix[rank, k]
         pivot[rank], pivot_column[rank] = best, col
+        pivot_row = matrix[rank, col + 1:n]
         for row in range(rank + 1, n):
             multiplier = matrix[row, col] / matrix[rank, col]
             matrix[row, col] = multiplier
             if multiplier == 0.0:  # (rows of bodies that share none with the pivot's: K is block sparse)
                 continue
-            for k in range(col + 1, n):
-                matrix[row, k] -= multiplier * matrix[rank, k]
+            target = matrix[row, col + 1:n]  # (1-D views: vectorized, see ``eliminate``)
+            for k in range(target.size):
+                target[k] -= multiplier * pivot_row[k]
         rank += 1
     return rank
 
