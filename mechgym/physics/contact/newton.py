@@ -231,8 +231,9 @@ def _levenberg(contacts, scratch, m, impulse):
                 if entry == 0.0:
                     continue
                 gradient[i] -= entry * residual[r]
-                for j in range(i, n):
-                    normal[i, j] += entry * jacobian[r, j]
+                target, source = normal[i, i:n], jacobian[r, i:n]  # (1-D views: vectorized)
+                for j in range(target.size):
+                    target[j] += entry * source[j]
         for i in range(n):
             diagonal[i] = normal[i, i]
             scale = max(scale, normal[i, i])
