@@ -66,7 +66,7 @@ import numpy as np
 from .jit import kernel, zero_arrays
 from .linalg import lu_factor, lu_solve
 from .rotation import free_rotor_drift
-from .state import world_spin
+from .state import tensor_spin, world_inverse_inertia, world_spin
 from .tolerances import DAMPER_ROUNDING, SLOW_GAIN
 from .vectors import cross, dot, rot, rotate_inverse
 
@@ -179,6 +179,11 @@ class Workspace(NamedTuple):
     # HELD_PROJECTION (a velocity projection's K = G W G^T + c at the current poses, for the next step's
     # ``predict_shake``); then the world and the step length h (s) it was taken for
     held: np.ndarray
+    # (B, 6) each body's world inverse inertia R diag(1/I) R^T (``state.world_inverse_inertia``): ``spin0`` at q_n
+    # (``begin_step``), ``spin`` at the poses of the last ``_prepare_shake`` or ``begin_projection``, for the rates
+    # and mobilities those stages read at those orientations
+    spin0: np.ndarray
+    spin: np.ndarray
 
     @staticmethod
     def empty(bodies: int, rows: int, cleared: bool = True) -> Workspace:
@@ -193,7 +198,7 @@ class Workspace(NamedTuple):
                          index, index.copy(), index.copy(), np.zeros(2, dtype=np.int64),
                          np.zeros(rows, dtype=np.bool_), np.zeros(rows), np.zeros(rows), np.zeros(rows),
                          np.zeros(rows), np.zeros(bodies, dtype=np.bool_), np.zeros(1), np.zeros(rows),
-                         np.zeros(rows), np.zeros(3))
+                         np.zeros(rows), np.zeros(3), np.zeros((bodies, 6)), np.zeros((bodies, 6)))
         if cleared:
             clear_workspace(work)
         return work
@@ -401,11 +406,12 @@ def begin_step(rows, bodies, state, world, h, work):
         copy_into(state.quat[world, body], work.quat0[body])
         copy_into(state.vel[world, body], work.vel0[body])
         copy_into(state.momentum[world, body], work.momentum0[body])
+    _take_spins(bodies, work.quat0, work.spin0)
     for r in range(rows.kind.size):
         work.start_value[r] = evaluate_row(rows, r, state, world, work.start_gradient[r])
         work.compliance[r] = damper_compliance(rows.damping[r], h)
         if rows.damping[r] > 0.0:
-            work.damper_start[r] = row_rate(rows, bodies, state, world, r, work.start_gradient[r], work.vectors[0])
+            work.damper_start[r] = _start_rate(rows, state, world, r, work)
 
 
 @kernel(inline=True)
@@ -431,20 +437,26 @@ def _damper_error(value, stored, start):
 
 
 @kernel
-def _mobility(bodies, state, world, rows, r, grad, out):
+def _take_spins(bodies, quats, out):
+    """out[b] = body b's world inverse inertia at the orientation ``quats[b]`` (``state.world_inverse_inertia``)."""
+    for body in range(out.shape[0]):
+        world_inverse_inertia(quats[body], bodies.inv_inertia[body], out[body])
+
+
+@kernel
+def _mobility(bodies, spin, rows, r, grad, out):
     """out (12,) = W grad^T: the velocity change (per unit impulse along ``grad``) of row r's bodies, dg/dx / m
-    on the linear columns and R diag(1/I) R^T dg/dtheta on the angular ones (W at the current orientations)."""
+    on the linear columns and R diag(1/I) R^T dg/dtheta on the angular ones (W at the orientations whose world
+    inverse inertias ``spin`` (B, 6) holds)."""
     for body, column in ((rows.body_a[r], LIN_A), (rows.body_b[r], LIN_B)):
         if body < 0:
             for i in range(6):
                 out[column + i] = 0.0
             continue
-        q, inv = state.quat, bodies.inv_inertia
         for i in range(3):
             out[column + i] = grad[column + i] * bodies.inv_mass[body]
-        out[column + 3], out[column + 4], out[column + 5] = world_spin(
-            q[world, body, 0], q[world, body, 1], q[world, body, 2], q[world, body, 3], inv[body, 0], inv[body, 1],
-            inv[body, 2], grad[column + 3], grad[column + 4], grad[column + 5])
+        out[column + 3], out[column + 4], out[column + 5] = tensor_spin(spin[body], grad[column + 3],
+                                                                         grad[column + 4], grad[column + 5])
 
 
 @kernel
@@ -615,8 +627,9 @@ def _prepare_shake(rows, bodies, state, world, gradient, work):
     point-like bob on a hinge as the rod crosses that row's axis) couples to itself as
     1/m + L^2 sin(theta) sin(theta_0) / I, negative when I << m L^2."""
     forget_matrix(work)
+    _take_spins(bodies, state.quat[world], work.spin)
     for r in range(rows.kind.size):
-        _mobility(bodies, state, world, rows, r, work.start_gradient[r], work.mobility[r])
+        _mobility(bodies, work.spin, rows, r, work.start_gradient[r], work.mobility[r])
         work.active[r] = _shared_coupling(rows, work.start_gradient, r, work.mobility, r) > 0.0
     _assemble(rows, gradient, work, 1.0)
     for r in range(rows.kind.size):
@@ -649,7 +662,7 @@ def _damper_residual(rows, bodies, state, world, h, work, r):
     so far; its gradient ``work.gradient[r]`` is set to G0, the direction its impulse acts along, so that
     ``_assemble`` takes its exact coupling h G0 W G0^T."""
     copy_into(work.start_gradient[r], work.gradient[r])
-    return h * (_start_rate(rows, bodies, state, world, r, work) + work.compliance[r] * work.impulse_position[r]
+    return h * (_start_rate(rows, state, world, r, work) + work.compliance[r] * work.impulse_position[r]
                 + work.damper_start[r])
 
 
@@ -693,7 +706,7 @@ def predict_shake(rows, bodies, solver, state, world, h, work):
         if rows.damping[r] > 0.0:
             work.residual[r] = _damper_residual(rows, bodies, state, world, h, work, r) / h
         else:
-            rate = _start_rate(rows, bodies, state, world, r, work)
+            rate = _start_rate(rows, state, world, r, work)
             work.residual[r] = work.start_value[r] / h + rate - work.chord_rate[r]
     if _holds(work, HELD_PROJECTION, world, h):
         _join_movable_rows(rows, work)
@@ -716,7 +729,7 @@ def _keep_chord_rates(rows, bodies, state, world, h, work):
         acted = rows.damping[r] == 0.0 and (rows.sense[r] == EQUALITY or work.impulse_position[r] != 0.0)
         work.chord_rate[r] = 0.0
         if acted:
-            work.chord_rate[r] = _start_rate(rows, bodies, state, world, r, work) + work.start_value[r] / h
+            work.chord_rate[r] = _start_rate(rows, state, world, r, work) + work.start_value[r] / h
 
 
 @kernel
@@ -784,13 +797,32 @@ def row_rate(rows, bodies, state, world, r, grad, omega):
             + _body_rate(bodies, state.quat[world, b], state, world, b, grad, LIN_B, omega))
 
 
+@kernel(inline=True)
+def _spin_rate(spin, state, world, body, grad, column):
+    """dg/dt contribution of one body (``_body_rate``) with its world inverse inertia from ``spin`` (B, 6)."""
+    if body < 0:
+        return 0.0
+    momentum = state.momentum[world, body]
+    omega = tensor_spin(spin[body], momentum[0], momentum[1], momentum[2])
+    total = 0.0
+    for i in range(3):
+        total += grad[column + i] * state.vel[world, body, i] + grad[column + 3 + i] * omega[i]
+    return total
+
+
 @kernel
-def _start_rate(rows, bodies, state, world, r, work):
+def _rate(rows, spin, state, world, r, grad):
+    """G v of row r for the gradient ``grad`` (m/s or rad/s), the angular velocities from the world inverse
+    inertias ``spin`` (B, 6) (``Workspace.spin``, ``Workspace.spin0``)."""
+    return (_spin_rate(spin, state, world, rows.body_a[r], grad, LIN_A)
+            + _spin_rate(spin, state, world, rows.body_b[r], grad, LIN_B))
+
+
+@kernel
+def _start_rate(rows, state, world, r, work):
     """G(q_n) v of row r: its start gradient (``begin_step``) at the current velocities, the angular ones
     taken at the start orientations q_n (m/s or rad/s)."""
-    a, b, grad, omega = rows.body_a[r], rows.body_b[r], work.start_gradient[r], work.vectors[0]
-    return (_body_rate(bodies, work.quat0[a], state, world, a, grad, LIN_A, omega)
-            + _body_rate(bodies, work.quat0[b], state, world, b, grad, LIN_B, omega))
+    return _rate(rows, work.spin0, state, world, r, work.start_gradient[r])
 
 
 @kernel
@@ -836,10 +868,11 @@ def begin_projection(rows, bodies, solver, state, world, half, work):
     row G v' + c P + G v_half = 0 with c on K's diagonal. Being linear in v', it is solved exactly with the
     other rows and the contacts, where a fixed-point iteration around the whole projection would contract by
     half d / m only (and not at all once that reaches 1). With ``half`` = 0 no damper acts."""
+    _take_spins(bodies, state.quat[world], work.spin)
     for r in range(rows.kind.size):
         grad = work.gradient[r]
         value = evaluate_row(rows, r, state, world, grad)
-        _mobility(bodies, state, world, rows, r, grad, work.mobility[r])
+        _mobility(bodies, work.spin, rows, r, grad, work.mobility[r])
         work.compliance[r] = damper_compliance(rows.damping[r], 2.0 * half)
         acting = work.compliance[r] > 0.0 if rows.damping[r] > 0.0 else (
             rows.sense[r] == EQUALITY or rows.sense[r] * value <= solver.tolerance or work.impulse_position[r] != 0.0)
@@ -866,7 +899,7 @@ def projection_sweep(rows, bodies, state, world, work):
     worst = 0.0
     for r in range(rows.kind.size):
         if work.active[r]:
-            rate = row_rate(rows, bodies, state, world, r, work.gradient[r], work.vectors[0])
+            rate = _rate(rows, work.spin, state, world, r, work.gradient[r])
             if work.compliance[r] > 0.0:
                 stored = work.compliance[r] * work.impulse_velocity[r]
                 rate += stored + work.damper_start[r]

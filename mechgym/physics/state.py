@@ -66,6 +66,33 @@ def world_spin(qw, qx, qy, qz, i0, i1, i2, lx, ly, lz):
 
 
 @kernel
+def world_inverse_inertia(quat, inv_inertia, out):
+    """out (6,) = R diag(1/I) R^T (1/(kg m^2)), the world inverse inertia of the principal frame ``quat`` (4,) with
+    the inverse principal moments ``inv_inertia`` (3,), as (xx, yy, zz, xy, xz, yz): sum over the principal axes
+    e_k = R u_k of (1/I_k) e_k e_k^T. With it, w = out L costs 15 operations where ``world_spin`` costs about 60:
+    the stages that read many rates at fixed orientations take it once per body (``constraints.Workspace.spin``)."""
+    for i in range(6):
+        out[i] = 0.0
+    for k in range(3):
+        ex, ey, ez = rot(quat[0], quat[1], quat[2], quat[3], 1.0 if k == 0 else 0.0, 1.0 if k == 1 else 0.0,
+                         1.0 if k == 2 else 0.0)
+        inv = inv_inertia[k]
+        out[0] += inv * ex * ex
+        out[1] += inv * ey * ey
+        out[2] += inv * ez * ez
+        out[3] += inv * ex * ey
+        out[4] += inv * ex * ez
+        out[5] += inv * ey * ez
+
+
+@kernel(inline=True)
+def tensor_spin(tensor, x, y, z):
+    """T v for a symmetric 3 x 3 T given as (xx, yy, zz, xy, xz, yz) (``world_inverse_inertia``); returns (x, y, z)."""
+    return (tensor[0] * x + tensor[3] * y + tensor[4] * z, tensor[3] * x + tensor[1] * y + tensor[5] * z,
+            tensor[4] * x + tensor[5] * y + tensor[2] * z)
+
+
+@kernel
 def angular_velocity(inv_inertia, quat, momentum, out):
     """out = R diag(1/I) R^T L: world angular velocity (rad/s) from the world angular momentum."""
     out[0], out[1], out[2] = world_spin(quat[0], quat[1], quat[2], quat[3], inv_inertia[0], inv_inertia[1],
