@@ -406,7 +406,7 @@ def begin_step(rows, bodies, state, world, h, work):
         copy_into(state.quat[world, body], work.quat0[body])
         copy_into(state.vel[world, body], work.vel0[body])
         copy_into(state.momentum[world, body], work.momentum0[body])
-    _take_spins(bodies, work.quat0, work.spin0)
+    take_spins(bodies, work.quat0, work.spin0)
     for r in range(rows.kind.size):
         work.start_value[r] = evaluate_row(rows, r, state, world, work.start_gradient[r])
         work.compliance[r] = damper_compliance(rows.damping[r], h)
@@ -437,7 +437,7 @@ def _damper_error(value, stored, start):
 
 
 @kernel
-def _take_spins(bodies, quats, out):
+def take_spins(bodies, quats, out):
     """out[b] = body b's world inverse inertia at the orientation ``quats[b]`` (``state.world_inverse_inertia``)."""
     for body in range(out.shape[0]):
         world_inverse_inertia(quats[body], bodies.inv_inertia[body], out[body])
@@ -627,7 +627,7 @@ def _prepare_shake(rows, bodies, state, world, gradient, work):
     point-like bob on a hinge as the rod crosses that row's axis) couples to itself as
     1/m + L^2 sin(theta) sin(theta_0) / I, negative when I << m L^2."""
     forget_matrix(work)
-    _take_spins(bodies, state.quat[world], work.spin)
+    take_spins(bodies, state.quat[world], work.spin)
     for r in range(rows.kind.size):
         _mobility(bodies, work.spin, rows, r, work.start_gradient[r], work.mobility[r])
         work.active[r] = _shared_coupling(rows, work.start_gradient, r, work.mobility, r) > 0.0
@@ -811,9 +811,10 @@ def _spin_rate(spin, state, world, body, grad, column):
 
 
 @kernel
-def _rate(rows, spin, state, world, r, grad):
+def rate_with(rows, spin, state, world, r, grad):
     """G v of row r for the gradient ``grad`` (m/s or rad/s), the angular velocities from the world inverse
-    inertias ``spin`` (B, 6) (``Workspace.spin``, ``Workspace.spin0``)."""
+    inertias ``spin`` (B, 6) (``take_spins``: ``Workspace.spin``, ``Workspace.spin0``, the contact solve's
+    ``contact.Scratch.spin``). ``rows``: constraint rows, or the contacts (their bodies in the same fields)."""
     return (_spin_rate(spin, state, world, rows.body_a[r], grad, LIN_A)
             + _spin_rate(spin, state, world, rows.body_b[r], grad, LIN_B))
 
@@ -822,7 +823,7 @@ def _rate(rows, spin, state, world, r, grad):
 def _start_rate(rows, state, world, r, work):
     """G(q_n) v of row r: its start gradient (``begin_step``) at the current velocities, the angular ones
     taken at the start orientations q_n (m/s or rad/s)."""
-    return _rate(rows, work.spin0, state, world, r, work.start_gradient[r])
+    return rate_with(rows, work.spin0, state, world, r, work.start_gradient[r])
 
 
 @kernel
@@ -868,7 +869,7 @@ def begin_projection(rows, bodies, solver, state, world, half, work):
     row G v' + c P + G v_half = 0 with c on K's diagonal. Being linear in v', it is solved exactly with the
     other rows and the contacts, where a fixed-point iteration around the whole projection would contract by
     half d / m only (and not at all once that reaches 1). With ``half`` = 0 no damper acts."""
-    _take_spins(bodies, state.quat[world], work.spin)
+    take_spins(bodies, state.quat[world], work.spin)
     for r in range(rows.kind.size):
         grad = work.gradient[r]
         value = evaluate_row(rows, r, state, world, grad)
@@ -899,7 +900,7 @@ def projection_sweep(rows, bodies, state, world, work):
     worst = 0.0
     for r in range(rows.kind.size):
         if work.active[r]:
-            rate = _rate(rows, work.spin, state, world, r, work.gradient[r])
+            rate = rate_with(rows, work.spin, state, world, r, work.gradient[r])
             if work.compliance[r] > 0.0:
                 stored = work.compliance[r] * work.impulse_velocity[r]
                 rate += stored + work.damper_start[r]

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 
-from ..constraints import row_rate
+from ..constraints import rate_with
 from ..jit import kernel
 from ..tolerances import DENSE_CONTACTS, MAX_SWEEPS, SLIP, VELOCITY_DIRECT_EVERY, VELOCITY_TOLERANCE
 from .active_set import direct_step
@@ -115,8 +115,7 @@ def solve_dense(linkage, bodies, state, world, contacts, scratch, work, joined, 
     for c in range(m):
         i = scratch.dense_index[c]
         for k in range(3):
-            scratch.dense_rate[3 * c + k] = row_rate(contacts, bodies, state, world, i, contacts.rows[i, k],
-                                                     scratch.normal)
+            scratch.dense_rate[3 * c + k] = rate_with(contacts, scratch.spin, state, world, i, contacts.rows[i, k])
             scratch.dense_start[3 * c + k] = contacts.impulse[i, k]
     return sweep_contact_space(contacts, scratch, m)
 

@@ -196,6 +196,7 @@ class Scratch(NamedTuple):
     component_marks: np.ndarray  # (B,) int64 settle_contacts' marks per component (contact.islands)
     kept_force: np.ndarray  # (C, 3) the forces settle_contacts keeps where it finds no resting reactions, N
     rest_part: np.ndarray  # (C,) int64 each contact's part in settle_contacts' trial (contact.solve._rest_reactions)
+    spin: np.ndarray  # (B, 6) each body's world inverse inertia at the velocity solve's poses (contact.solve)
 
     @staticmethod
     def empty(geoms: int, bodies: int, capacity: int = 64, pairs: int = 1024) -> Scratch:
@@ -217,7 +218,8 @@ class Scratch(NamedTuple):
                        np.zeros(capacity, dtype=np.int64), np.zeros((capacity, 2)), np.zeros((11, 3 * capacity)),
                        np.zeros((size, size)), np.zeros(bodies, dtype=np.int64), np.zeros(bodies, dtype=np.int64),
                        np.zeros(capacity, dtype=np.int64), np.zeros(capacity + 1, dtype=np.int64),
-                       np.zeros(bodies, dtype=np.int64), np.zeros((capacity, 3)), np.zeros(capacity, dtype=np.int64))
+                       np.zeros(bodies, dtype=np.int64), np.zeros((capacity, 3)), np.zeros(capacity, dtype=np.int64),
+                       np.zeros((bodies, 6)))
 
 
 def contact_geoms(model: mujoco.MjModel, body_index: np.ndarray) -> Geoms:

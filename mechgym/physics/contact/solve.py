@@ -11,8 +11,9 @@ from ..constraints import (
     begin_projection,
     coupling,
     projection_sweep,
-    row_rate,
+    rate_with,
     start_damper_rates,
+    take_spins,
 )
 from ..jit import kernel
 from ..tolerances import (
@@ -93,6 +94,7 @@ def begin_solve(linkage, bodies, state, world, contacts, scratch, work, joined, 
     """
     capacity = contacts.prev_geom1.size // contacts.count.size
     base = world * capacity
+    take_spins(bodies, state.quat[world], scratch.spin)  # (the poses stay while the solve runs)
     scratch.dense_ready[0] = scratch.dense_ready[0] and again
     if again:
         for i in range(base, base + min(contacts.count[world], capacity)):
@@ -135,20 +137,19 @@ def contact_sweep(linkage, bodies, state, world, contacts, scratch, work, joined
     ``_apply_rows`` (joined to the equality rows when there are any). Returns the largest velocity change
     |dP| K_kk (m/s) it made."""
     worst = 0.0
-    omega = scratch.normal
     for n in range(lo, hi):
         i = scratch.island_members[n]
         k = contacts.coupling[i]
         p = contacts.impulse[i]
         p_n = p[0]
         if k[0, 0] > 0.0:  # (0: the joints block the normal, see contact.joined)
-            rate = row_rate(contacts, bodies, state, world, i, contacts.rows[i, 0], omega)
+            rate = rate_with(contacts, scratch.spin, state, world, i, contacts.rows[i, 0])
             p_n = max(0.0, p[0] - rate / normal_coupling(k, p, contacts.friction[i], contacts.sliding[i]))
         d_n = p_n - p[0]
         if d_n != 0.0:
             _apply_rows(linkage, bodies, state, world, contacts, i, d_n, 0.0, 0.0, work, joined)
-        v1 = row_rate(contacts, bodies, state, world, i, contacts.rows[i, 1], omega)
-        v2 = row_rate(contacts, bodies, state, world, i, contacts.rows[i, 2], omega)
+        v1 = rate_with(contacts, scratch.spin, state, world, i, contacts.rows[i, 1])
+        v2 = rate_with(contacts, scratch.spin, state, world, i, contacts.rows[i, 2])
         limit = cone_mu(contacts, i) * p_n
         t1, t2 = friction_step(k, p[1], p[2], v1, v2, limit, contacts.sliding[i])
         d1, d2 = t1 - p[1], t2 - p[2]
@@ -159,10 +160,10 @@ def contact_sweep(linkage, bodies, state, world, contacts, scratch, work, joined
 
 
 @kernel
-def _slip(bodies, state, world, contacts, i, omega):
-    """|v_t| (m/s): the speed of the tangential slip at contact i."""
-    v1 = row_rate(contacts, bodies, state, world, i, contacts.rows[i, 1], omega)
-    v2 = row_rate(contacts, bodies, state, world, i, contacts.rows[i, 2], omega)
+def _slip(state, world, contacts, i, spin):
+    """|v_t| (m/s): the speed of the tangential slip at contact i (``spin``: ``Scratch.spin``)."""
+    v1 = rate_with(contacts, spin, state, world, i, contacts.rows[i, 1])
+    v2 = rate_with(contacts, spin, state, world, i, contacts.rows[i, 2])
     return math.sqrt(v1 * v1 + v2 * v2)
 
 
@@ -179,7 +180,7 @@ def update_sliding(bodies, state, world, contacts, scratch, lo, hi):
         i = scratch.island_members[n]
         p = contacts.impulse[i]
         if (not contacts.sliding[i] and at_limit(p, contacts.static_friction[i])
-                and _slip(bodies, state, world, contacts, i, scratch.normal) > SLIP):
+                and _slip(state, world, contacts, i, scratch.spin) > SLIP):
             contacts.sliding[i] = True
             changed = True
     return changed
@@ -198,7 +199,7 @@ def finish_solve(bodies, state, world, h, contacts, scratch):
     base = world * capacity
     end = base + min(contacts.count[world], capacity)
     for i in range(base, end):
-        if contacts.sliding[i] and _slip(bodies, state, world, contacts, i, scratch.normal) <= SLIP:
+        if contacts.sliding[i] and _slip(state, world, contacts, i, scratch.spin) <= SLIP:
             contacts.sliding[i] = False
         carried = contacts.active[i] and not contacts.impact[i] and not beside_impact(contacts, base, end, i)
         for j in range(3):
