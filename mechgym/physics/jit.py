@@ -129,10 +129,9 @@ def engine_source_stamp(root: Path = Path(__file__).parent) -> str:
 def _stamped(dispatcher):
     """``dispatcher`` (njit with ``cache=True``), its cache files valid for this engine source only. numba
     stamps a cached function with its own source file, but a twin's (or an allocating function's) machine code
-    holds the code of every kernel it calls, from any module of the engine: an edit of ``constraints.py`` left
-    ``step.run``'s cached code, with the old constraints in it, in use. The stamp of the whole engine
-    (``engine_source_stamp``) goes beside numba's. Under NUMBA_DISABLE_JIT, or where numba keeps no cache
-    file, the dispatcher is returned as it is."""
+    holds the code of every kernel it calls, from any module of the engine, which that stamp does not see change.
+    The stamp of the whole engine (``engine_source_stamp``) goes beside numba's. Under NUMBA_DISABLE_JIT, or where
+    numba keeps no cache file, the dispatcher is returned as it is."""
     cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
     if cache_file is not None:
         cache_file._source_stamp = (cache_file._source_stamp, engine_source_stamp())
