@@ -783,6 +783,12 @@ def _body_rate(bodies, quat, state, world, body, grad, column, omega):
     omega[0], omega[1], omega[2] = world_spin(quat[0], quat[1], quat[2], quat[3], inv[body, 0], inv[body, 1],
                                               inv[body, 2], momentum[world, body, 0], momentum[world, body, 1],
                                               momentum[world, body, 2])
+    return _velocity_rate(state, world, body, grad, column, omega)
+
+
+@kernel(inline=True)
+def _velocity_rate(state, world, body, grad, column, omega):
+    """dg/dx . v + dg/dtheta . w of one body's 6 gradient columns from ``column``, w = ``omega`` (3 numbers)."""
     total = 0.0
     for i in range(3):
         total += grad[column + i] * state.vel[world, body, i] + grad[column + 3 + i] * omega[i]
@@ -803,11 +809,8 @@ def _spin_rate(spin, state, world, body, grad, column):
     if body < 0:
         return 0.0
     momentum = state.momentum[world, body]
-    omega = tensor_spin(spin[body], momentum[0], momentum[1], momentum[2])
-    total = 0.0
-    for i in range(3):
-        total += grad[column + i] * state.vel[world, body, i] + grad[column + 3 + i] * omega[i]
-    return total
+    return _velocity_rate(state, world, body, grad, column,
+                          tensor_spin(spin[body], momentum[0], momentum[1], momentum[2]))
 
 
 @kernel

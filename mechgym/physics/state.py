@@ -27,7 +27,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .jit import allocating, kernel
-from .vectors import normalize, quat_mul, rot, rotate, rotate_inverse
+from .vectors import basis, normalize, quat_mul, rot, rotate, rotate_inverse
 
 
 class State(NamedTuple):
@@ -74,8 +74,7 @@ def world_inverse_inertia(quat, inv_inertia, out):
     for i in range(6):
         out[i] = 0.0
     for k in range(3):
-        ex, ey, ez = rot(quat[0], quat[1], quat[2], quat[3], 1.0 if k == 0 else 0.0, 1.0 if k == 1 else 0.0,
-                         1.0 if k == 2 else 0.0)
+        ex, ey, ez = rot(quat[0], quat[1], quat[2], quat[3], *basis(k, 1.0))
         inv = inv_inertia[k]
         out[0] += inv * ex * ex
         out[1] += inv * ey * ey

@@ -283,9 +283,7 @@ def response_matrix(linkage, bodies, state, world, contacts, scratch, work, join
             if not blocked:
                 add_response(linkage.rows, bodies, state, world, motion, contacts.body_a[j], contacts.body_b[j],
                              contacts.rows[j, ks], 1.0, work.gradient, joined, joined.response[j % capacity, ks])
-            for r in range(directions * m):
-                if r < s and not blocked:
-                    continue  # (row s left of the diagonal: mirrored from an earlier column)
+            for r in range(0 if blocked else s, directions * m):  # (left of the diagonal: mirrored before)
                 i = scratch.dense_index[r // directions]
                 value = 0.0 if blocked else row_change(motion, contacts.body_a[i], contacts.body_b[i],
                                                        contacts.rows[i, r % directions])
