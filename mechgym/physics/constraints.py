@@ -68,7 +68,7 @@ from .linalg import lu_factor, lu_solve
 from .rotation import free_rotor_drift
 from .state import tensor_spin, world_inverse_inertia, world_spin
 from .tolerances import DAMPER_ROUNDING, SLOW_GAIN
-from .vectors import cross, dot, rot, rotate_inverse
+from .vectors import cross, dot, rot
 
 POINT, ALIGN, DISTANCE, ANGLE = 0, 1, 2, 3
 EQUALITY, LOWER, UPPER = 0, 1, -1  # Rows.sense
@@ -327,30 +327,23 @@ def _clear_world_columns(a, b, grad):
             grad[i] = 0.0
 
 
-@kernel
-def body_coupling(bodies, state, world, body, gi, column_i, gj, column_j, vectors):
-    """gi W_body gj^T over one body's 6 columns, starting at ``column_i`` in gi and ``column_j`` in gj (rows of
-    two body pairs that share this body): (1/m) gi_x . gj_x plus (R^T gi_theta) . diag(1/I) (R^T gj_theta) (W at
-    the body's current orientation); 0 for the world (body < 0). ``vectors`` (8, 3) scratch."""
+@kernel(inline=True)
+def _spin_coupling(bodies, spin, body, gi, gj, column):
+    """gi W gj^T over one body's 6 columns from ``column``: (1/m) gi_x . gj_x + gi_theta . S gj_theta with S the
+    body's world inverse inertia in ``spin`` (B, 6); 0 for the world (body < 0)."""
     if body < 0:
         return 0.0
-    quat = state.quat[world, body]
-    left, right = vectors[6], vectors[7]
-    rotate_inverse(quat, gi[column_i + 3:column_i + 6], left)
-    rotate_inverse(quat, gj[column_j + 3:column_j + 6], right)
-    total = 0.0
-    for i in range(3):
-        total += bodies.inv_mass[body] * gi[column_i + i] * gj[column_j + i]
-        total += bodies.inv_inertia[body, i] * left[i] * right[i]
-    return total
+    wx, wy, wz = tensor_spin(spin[body], gj[column + 3], gj[column + 4], gj[column + 5])
+    linear = gi[column] * gj[column] + gi[column + 1] * gj[column + 1] + gi[column + 2] * gj[column + 2]
+    return bodies.inv_mass[body] * linear + gi[column + 3] * wx + gi[column + 4] * wy + gi[column + 5] * wz
 
 
 @kernel
-def coupling(bodies, state, world, a, b, gi, gj, vectors):
+def coupling(bodies, spin, a, b, gi, gj):
     """gi W gj^T for two 12-number gradient rows of the body pair (a, b): the rate of change of g_i per unit
-    impulse along gj (1/kg for POINT/DISTANCE rows: m/s per N s)."""
-    return (body_coupling(bodies, state, world, a, gi, LIN_A, gj, LIN_A, vectors)
-            + body_coupling(bodies, state, world, b, gi, LIN_B, gj, LIN_B, vectors))
+    impulse along gj (1/kg for POINT/DISTANCE rows: m/s per N s), W at the orientations whose world inverse
+    inertias ``spin`` (B, 6) holds (``take_spins``)."""
+    return _spin_coupling(bodies, spin, a, gi, gj, LIN_A) + _spin_coupling(bodies, spin, b, gi, gj, LIN_B)
 
 
 @kernel(inline=True)
@@ -460,6 +453,14 @@ def _mobility(bodies, spin, rows, r, grad, out):
 
 
 @kernel
+def take_mobilities(rows, bodies, spin, gradient, mobility):
+    """mobility[r] = W G_r^T (``_mobility``) of every row r from its gradient ``gradient[r]``, W at the orientations
+    of ``spin`` (B, 6)."""
+    for r in range(rows.kind.size):
+        _mobility(bodies, spin, rows, r, gradient[r], mobility[r])
+
+
+@kernel
 def _dot6(left, i, left_column, right, j, right_column):
     """left[i, left_column:+6] . right[j, right_column:+6] (one body's columns of two 12-number rows)."""
     total = 0.0
@@ -468,19 +469,26 @@ def _dot6(left, i, left_column, right, j, right_column):
     return total
 
 
-@kernel
-def _shared_coupling(rows, gradient, i, mobility, j):
-    """G_i W D_j^T = sum over the bodies rows i and j share of G_i's columns of that body . (W D_j^T)'s."""
+@kernel(inline=True)
+def shared_dot(a_i, b_i, left, i, a_j, b_j, right, j):
+    """left[i] . right[j] over the bodies that the pairs (a_i, b_i) of row i and (a_j, b_j) of row j share: for
+    each, its 6 columns of the two 12-number rows (the world, -1, is no body). With ``right`` the rows' W D^T
+    (``mobility``): G_i W D_j^T, the change of row i's rate per unit impulse along D_j."""
     total = 0.0
-    aj, bj = rows.body_a[j], rows.body_b[j]
-    for body, column in ((rows.body_a[i], LIN_A), (rows.body_b[i], LIN_B)):
+    for body, column in ((a_i, LIN_A), (b_i, LIN_B)):
         if body < 0:
             continue
-        if body == aj:
-            total += _dot6(gradient, i, column, mobility, j, LIN_A)
-        elif body == bj:
-            total += _dot6(gradient, i, column, mobility, j, LIN_B)
+        if body == a_j:
+            total += _dot6(left, i, column, right, j, LIN_A)
+        elif body == b_j:
+            total += _dot6(left, i, column, right, j, LIN_B)
     return total
+
+
+@kernel
+def _shared_coupling(rows, gradient, i, mobility, j):
+    """G_i W D_j^T of two rows (``shared_dot``) from their gradients ``gradient`` and W D^T ``mobility``."""
+    return shared_dot(rows.body_a[i], rows.body_b[i], gradient, i, rows.body_a[j], rows.body_b[j], mobility, j)
 
 
 @kernel

@@ -34,7 +34,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..constraints import EQUALITY, LIN_A, LIN_B, apply_impulse, body_coupling
+from ..constraints import EQUALITY, apply_impulse, shared_dot
 from ..jit import kernel, zero_arrays
 from ..linalg import cholesky_solve, semidefinite_cholesky
 from ..tolerances import BLOCKED
@@ -52,7 +52,7 @@ class Joined(NamedTuple):
     # (R,) the rows' shares of impacts' impulses: an impulse is no force, so they are neither reported as the
     # rows' forces nor carried into the next step's warm start (as an impact's own impulse is not)
     impact_shares: np.ndarray
-    vectors: np.ndarray  # (8, 3) scratch (constraints.body_coupling)
+    vectors: np.ndarray  # (8, 3) scratch (``join_rows``)
     rigid: np.ndarray  # (R,) zeros: the compliances of the position level, where no damper acts
 
     @staticmethod
@@ -75,26 +75,11 @@ def clear_joined(joined):
 
 
 @kernel
-def cross_coupling(bodies, state, world, a_i, b_i, gi, a_j, b_j, gj, vectors):
-    """gi W gj^T for two rows on possibly different body pairs (a_i, b_i) and (a_j, b_j): the sum over the bodies
-    they share (1/kg for linear rows)."""
-    total = 0.0
-    for body_i, column_i in ((a_i, LIN_A), (b_i, LIN_B)):
-        if body_i < 0:
-            continue
-        if body_i == a_j:
-            total += body_coupling(bodies, state, world, body_i, gi, column_i, gj, LIN_A, vectors)
-        if body_i == b_j:
-            total += body_coupling(bodies, state, world, body_i, gi, column_i, gj, LIN_B, vectors)
-    return total
-
-
-@kernel
-def factor_rows(rows, bodies, state, world, gradient, compliance, joined):
+def factor_rows(rows, gradient, mobility, compliance, joined):
     """A = G W G^T + diag(compliance) over the equality rows and the dampers with a compliance (``compliance``
-    (R,): m/s per N s, 0 for constraint rows), their gradients in ``gradient`` (R, 12) at the current poses,
-    factored into ``joined.factor`` (Cholesky, dependent rows marked in ``joined.dependent``). Returns the
-    number of independent rows."""
+    (R,): m/s per N s, 0 for constraint rows), from their gradients ``gradient`` (R, 12) and W G^T ``mobility``
+    (R, 12) at the current poses (``constraints.take_mobilities``), factored into ``joined.factor`` (Cholesky,
+    dependent rows marked in ``joined.dependent``). Returns the number of independent rows."""
     count = rows.kind.size
     factor = joined.factor
     for i in range(count):
@@ -102,8 +87,8 @@ def factor_rows(rows, bodies, state, world, gradient, compliance, joined):
         for j in range(i + 1):
             factor[i, j] = 0.0
             if not (joined.dependent[i] or joined.dependent[j]):
-                factor[i, j] = cross_coupling(bodies, state, world, rows.body_a[i], rows.body_b[i], gradient[i],
-                                              rows.body_a[j], rows.body_b[j], gradient[j], joined.vectors)
+                factor[i, j] = shared_dot(rows.body_a[i], rows.body_b[i], gradient, i, rows.body_a[j],
+                                          rows.body_b[j], mobility, j)
         if not joined.dependent[i]:
             factor[i, i] += compliance[i]
     return semidefinite_cholesky(factor, count, joined.dependent)
@@ -130,9 +115,10 @@ def contacts_touch_rows(rows, world, contacts, every):
 
 
 @kernel
-def join_rows(rows, bodies, state, world, gradient, joined, a, b, directions, count, coupling, response):
+def join_rows(rows, mobility, joined, a, b, directions, count, coupling, response):
     """For the first ``count`` rows of ``directions`` (a contact's normal and tangents, (3, 12)) on bodies (a, b):
-    response[k] = A^{-1} y_k with y_k = G W J_k^T, and the equality rows' share taken off their free-body
+    response[k] = A^{-1} y_k with y_k = G W J_k^T (J_k . W G^T over the bodies they share, ``mobility`` (R, 12)
+    the rows' W G^T at the poses A was factored at), and the equality rows' share taken off their free-body
     couplings: coupling[j, k] -= y_j . A^{-1} y_k (``coupling`` holds J_j W J_k^T on entry). A row the joints
     block (joined coupling below BLOCKED times the free one) gets a zero row and column. A contact on bodies that
     no row acts on has y = 0: its response is zero and its coupling the free one, without a solve."""
@@ -145,8 +131,7 @@ def join_rows(rows, bodies, state, world, gradient, joined, a, b, directions, co
         for r in range(rows.kind.size):
             y[k, r] = 0.0
             if not joined.dependent[r]:
-                y[k, r] = cross_coupling(bodies, state, world, rows.body_a[r], rows.body_b[r], gradient[r], a, b,
-                                         directions[k], joined.vectors)
+                y[k, r] = shared_dot(a, b, directions, k, rows.body_a[r], rows.body_b[r], mobility, r)
             response[k, r] = y[k, r]
         solve_factored(joined, response[k])
     free = joined.vectors[0]

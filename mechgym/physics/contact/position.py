@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import math
 
-from ..constraints import EQUALITY, LIN_A, LIN_B, coupling, evaluate_row
+from ..constraints import EQUALITY, LIN_A, LIN_B, coupling, evaluate_row, take_mobilities, take_spins
 from ..jit import kernel
 from ..linalg import proximal_lcp
+from ..state import tensor_spin
 from ..tolerances import (
     CORRECTION_TURN,
     MARGIN,
@@ -23,42 +24,50 @@ from ..tolerances import (
     SMALL_ISLAND,
     TOUCH,
 )
-from ..vectors import mul, normalize, rot
+from ..vectors import mul, normalize
 from .detect import moved_bodies, recheck_contacts
 from .islands import find_islands
 from .joined import contacts_touch_rows, factor_rows, join_rows, solve_factored
 from .sets import row_change
 
 
-@kernel
-def _shift(bodies, state, world, displacement, body, row, column, amount):
-    """(dx, dtheta) += W J^T amount for one body: dx += amount J_x / m, dtheta += R diag(1/I) R^T amount J_theta."""
+@kernel(inline=True)
+def _shift(bodies, spin, motion, body, row, column, amount):
+    """(dx, dtheta) += W J^T amount for one body: dx += amount J_x / m, dtheta += S amount J_theta, S its world
+    inverse inertia in ``spin`` (B, 6)."""
     if body < 0:
         return
-    q = state.quat[world, body]
-    lx, ly, lz = rot(q[0], -q[1], -q[2], -q[3], row[column + 3], row[column + 4], row[column + 5])
-    inv = bodies.inv_inertia[body]
-    wx, wy, wz = rot(q[0], q[1], q[2], q[3], lx * inv[0], ly * inv[1], lz * inv[2])
+    wx, wy, wz = tensor_spin(spin[body], row[column + 3], row[column + 4], row[column + 5])
     for k in range(3):
-        displacement[body, k] += amount * row[column + k] * bodies.inv_mass[body]
-    displacement[body, 3] += amount * wx
-    displacement[body, 4] += amount * wy
-    displacement[body, 5] += amount * wz
+        motion[body, k] += amount * row[column + k] * bodies.inv_mass[body]
+    motion[body, 3] += amount * wx
+    motion[body, 4] += amount * wy
+    motion[body, 5] += amount * wz
+
+
+@kernel(inline=True)
+def _shift_along(motion, body, mobility, column, amount):
+    """motion[body] += amount W G^T for one body's 6 columns of a row's W G^T (``mobility``, 12 numbers)."""
+    if body < 0:
+        return
+    for k in range(6):
+        motion[body, k] += amount * mobility[column + k]
 
 
 @kernel
-def add_response(rows, bodies, state, world, motion, a, b, row, amount, gradient, joined, response):
+def add_response(rows, bodies, spin, motion, a, b, row, amount, mobility, joined, response):
     """motion (B, 6) += the joined response (``contact.joined``) to ``amount`` along ``row`` on the bodies (a, b):
-    W J^T amount, and with equality rows their shares -amount A^{-1} y (``response``: A^{-1} y of the row) along
-    their gradients ``gradient`` (R, 12). For an impulse (N s) the velocity changes (dv, omega); for a
-    position-correction multiplier (kg m) the pose changes (dx, dtheta)."""
-    _shift(bodies, state, world, motion, a, row, LIN_A, amount)
-    _shift(bodies, state, world, motion, b, row, LIN_B, amount)
+    W J^T amount (W at the orientations of ``spin`` (B, 6)), and with equality rows their shares
+    -amount A^{-1} y (``response``: A^{-1} y of the row) along their W G^T (``mobility`` (R, 12)). For an impulse
+    (N s) the velocity changes (dv, omega); for a position-correction multiplier (kg m) the pose changes
+    (dx, dtheta)."""
+    _shift(bodies, spin, motion, a, row, LIN_A, amount)
+    _shift(bodies, spin, motion, b, row, LIN_B, amount)
     for r in range(rows.kind.size):
         share = -amount * response[r]
         if share != 0.0 and not joined.dependent[r]:
-            _shift(bodies, state, world, motion, rows.body_a[r], gradient[r], LIN_A, share)
-            _shift(bodies, state, world, motion, rows.body_b[r], gradient[r], LIN_B, share)
+            _shift_along(motion, rows.body_a[r], mobility[r], LIN_A, share)
+            _shift_along(motion, rows.body_b[r], mobility[r], LIN_B, share)
 
 
 @kernel
@@ -168,7 +177,7 @@ def _correct(linkage, bodies, state, world, contacts, scratch, work, joined):
     first order, with the joined coupling k = J W J^T - y^T A^{-1} y; after the move the rows are evaluated
     again and their second-order error removed by Newton steps on the poses alone, dx = W G^T mu with
     A mu = -g (``_restore_rows``). One-sided rows (limits, ropes) are left to the next step's SHAKE.
-    ``work.gradient`` and ``joined`` are scratch.
+    ``work.gradient``, ``work.mobility``, ``scratch.spin`` and ``joined`` are scratch.
 
     The contacts are corrected island by island (``contact.islands``, every contact of the set, touching or
     not): each island's sweeps and direct steps run to its own convergence (the sweeps returned are their sum),
@@ -189,17 +198,19 @@ def _correct(linkage, bodies, state, world, contacts, scratch, work, joined):
     # A set none of whose contacts is on a body that a row acts on moves no such body: A is not needed (every
     # response is the free one, join_rows), and the rows stay as SHAKE left them.
     joined_set = rows.kind.size > 0 and contacts_touch_rows(rows, world, contacts, True)
+    take_spins(bodies, state.quat[world], scratch.spin)
     if joined_set:
         _evaluate_rows(rows, state, world, work.gradient, joined.value)
-        factor_rows(rows, bodies, state, world, work.gradient, joined.rigid, joined)
+        take_mobilities(rows, bodies, scratch.spin, work.gradient, work.mobility)
+        factor_rows(rows, work.gradient, work.mobility, joined.rigid, joined)
     for c in range(count):
         i = base + c
         row = contacts.rows[i, 0]
         a, b = contacts.body_a[i], contacts.body_b[i]
-        contacts.coupling[i, 0, 0] = coupling(bodies, state, world, a, b, row, row, scratch.vectors)
+        contacts.coupling[i, 0, 0] = coupling(bodies, scratch.spin, a, b, row, row)
         if rows.kind.size > 0:
-            join_rows(rows, bodies, state, world, work.gradient, joined, a, b, contacts.rows[i], 1,
-                      contacts.coupling[i], joined.response[c])
+            join_rows(rows, work.mobility, joined, a, b, contacts.rows[i], 1, contacts.coupling[i],
+                      joined.response[c])
     sweeps = 0
     for island in range(find_islands(rows, world, contacts, scratch, True)):
         used = _correct_island(linkage, bodies, state, world, contacts, scratch, work, joined,
@@ -209,7 +220,7 @@ def _correct(linkage, bodies, state, world, contacts, scratch, work, joined):
         sweeps += used
     for body in range(displacement.shape[0]):
         _move(state, world, body, displacement[body])
-    if joined_set and not _restore_rows(linkage, bodies, state, world, work, joined):
+    if joined_set and not _restore_rows(linkage, bodies, state, world, scratch, work, joined):
         return -1
     return sweeps
 
@@ -236,7 +247,7 @@ def _correct_island(linkage, bodies, state, world, contacts, scratch, work, join
             if change == 0.0:
                 continue
             scratch.lam[c] = new
-            add_response(rows, bodies, state, world, displacement, a, b, row, change, work.gradient, joined,
+            add_response(rows, bodies, scratch.spin, displacement, a, b, row, change, work.mobility, joined,
                          joined.response[c, 0])
             worst = max(worst, abs(change) * k)
         converged = worst <= POSITION_TOLERANCE or (sweep >= POSITION_SLOW_SWEEPS
@@ -281,8 +292,8 @@ def response_matrix(linkage, bodies, state, world, contacts, scratch, work, join
             blocked = not contacts.coupling[j, ks, ks] > 0.0
             motion[:] = 0.0
             if not blocked:
-                add_response(linkage.rows, bodies, state, world, motion, contacts.body_a[j], contacts.body_b[j],
-                             contacts.rows[j, ks], 1.0, work.gradient, joined, joined.response[j % capacity, ks])
+                add_response(linkage.rows, bodies, scratch.spin, motion, contacts.body_a[j], contacts.body_b[j],
+                             contacts.rows[j, ks], 1.0, work.mobility, joined, joined.response[j % capacity, ks])
             for r in range(0 if blocked else s, directions * m):  # (left of the diagonal: mirrored before)
                 i = scratch.dense_index[r // directions]
                 value = 0.0 if blocked else row_change(motion, contacts.body_a[i], contacts.body_b[i],
@@ -342,8 +353,8 @@ def _direct_step(linkage, bodies, state, world, contacts, scratch, work, joined,
         c = i - base
         change = multiplier[e] - scratch.lam[c]
         if change != 0.0:
-            add_response(linkage.rows, bodies, state, world, scratch.displacement, contacts.body_a[i],
-                         contacts.body_b[i], contacts.rows[i, 0], change, work.gradient, joined,
+            add_response(linkage.rows, bodies, scratch.spin, scratch.displacement, contacts.body_a[i],
+                         contacts.body_b[i], contacts.rows[i, 0], change, work.mobility, joined,
                          joined.response[c, 0])
         scratch.lam[c] = multiplier[e]
     return True
@@ -381,11 +392,12 @@ def _evaluate_rows(rows, state, world, gradient, value):
 
 
 @kernel
-def _restore_rows(linkage, bodies, state, world, work, joined):
+def _restore_rows(linkage, bodies, state, world, scratch, work, joined):
     """After the contacts' move: Newton steps on the poses until every equality row is back within
     ``linkage.solver.tolerance``: g and G at the moved poses, mu = -A^{-1} g (A as factored before the move:
     the poses moved by the small correction only, so each step still gains many digits; a step that gains
-    less than SLOW_GAIN factors A again at the current poses), dx = W G^T mu.
+    less than SLOW_GAIN factors A again at the current poses), dx = W G^T mu (W at the moved poses: the world
+    inverse inertias into ``scratch.spin``, W G^T into ``work.mobility``).
     Returns False if the rows do not settle in ``linkage.solver.max_sweeps`` steps."""
     rows = linkage.rows
     step = joined.moved
@@ -394,8 +406,10 @@ def _restore_rows(linkage, bodies, state, world, work, joined):
         worst = _evaluate_rows(rows, state, world, work.gradient, joined.value)
         if worst <= linkage.solver.tolerance:
             return True
+        take_spins(bodies, state.quat[world], scratch.spin)
+        take_mobilities(rows, bodies, scratch.spin, work.gradient, work.mobility)
         if worst > SLOW_GAIN * previous:
-            factor_rows(rows, bodies, state, world, work.gradient, joined.rigid, joined)
+            factor_rows(rows, work.gradient, work.mobility, joined.rigid, joined)
         previous = worst
         for r in range(rows.kind.size):
             joined.value[r] = -joined.value[r]
@@ -403,8 +417,8 @@ def _restore_rows(linkage, bodies, state, world, work, joined):
         step[:] = 0.0
         for r in range(rows.kind.size):
             if joined.value[r] != 0.0:
-                _shift(bodies, state, world, step, rows.body_a[r], work.gradient[r], LIN_A, joined.value[r])
-                _shift(bodies, state, world, step, rows.body_b[r], work.gradient[r], LIN_B, joined.value[r])
+                _shift_along(step, rows.body_a[r], work.mobility[r], LIN_A, joined.value[r])
+                _shift_along(step, rows.body_b[r], work.mobility[r], LIN_B, joined.value[r])
         for body in range(step.shape[0]):
             _move(state, world, body, step[body])
     return False

@@ -79,7 +79,7 @@ def _along(v, row):
 @kernel
 def begin_solve(linkage, bodies, state, world, contacts, scratch, work, joined, again):
     """After the closing kick: the couplings K = J W J^T (3 x 3) of the touching contacts at the corrected
-    poses (with constraint rows the joined couplings, ``contact.joined``, on the rows' gradients that the
+    poses (with constraint rows the joined couplings, ``contact.joined``, on the rows' gradients and W G^T that the
     velocity projection left in ``work``), and the warm start of the closing solve: each persistent contact's
     normal impulse starts from the normal part of what its predecessor applied in the opening kick (``opened``),
     applied to the bodies. The tangential impulses start from zero: friction among coplanar points has
@@ -104,7 +104,7 @@ def begin_solve(linkage, bodies, state, world, contacts, scratch, work, joined, 
         return
     rows = linkage.rows
     if rows.kind.size > 0 and contacts_touch_rows(rows, world, contacts, False):
-        factor_rows(rows, bodies, state, world, work.gradient, work.compliance, joined)
+        factor_rows(rows, work.gradient, work.mobility, work.compliance, joined)
     for i in range(base, base + min(contacts.count[world], capacity)):
         for k in range(3):
             contacts.impulse[i, k] = 0.0
@@ -113,12 +113,12 @@ def begin_solve(linkage, bodies, state, world, contacts, scratch, work, joined, 
         a, b = contacts.body_a[i], contacts.body_b[i]
         for j in range(3):  # K = J W J^T is symmetric: its upper triangle, mirrored
             for k in range(j, 3):
-                contacts.coupling[i, j, k] = coupling(bodies, state, world, a, b, contacts.rows[i, j],
-                                                      contacts.rows[i, k], scratch.vectors)
+                contacts.coupling[i, j, k] = coupling(bodies, scratch.spin, a, b, contacts.rows[i, j],
+                                                      contacts.rows[i, k])
                 contacts.coupling[i, k, j] = contacts.coupling[i, j, k]
         if rows.kind.size > 0:
-            join_rows(rows, bodies, state, world, work.gradient, joined, a, b, contacts.rows[i], 3,
-                      contacts.coupling[i], joined.response[i - base])
+            join_rows(rows, work.mobility, joined, a, b, contacts.rows[i], 3, contacts.coupling[i],
+                      joined.response[i - base])
         if contacts.impact[i]:
             continue
         p_n = max(0.0, _along(contacts.opened[i], contacts.rows[i, 0]))

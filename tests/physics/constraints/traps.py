@@ -46,8 +46,9 @@ def jacobi_shake(rows, bodies, state, work, h, sweeps):
     errors = []
     for _ in range(sweeps):
         values = [rattle.evaluate_row(rows, r, state, 0, work.gradient[r]) for r in range(rows.kind.size)]
-        impulses = [-value / (h * rattle.coupling(bodies, state, 0, rows.body_a[r], rows.body_b[r], work.gradient[r],
-                                                  work.start_gradient[r], work.vectors))
+        rattle.take_spins(bodies, state.quat[0], work.spin)
+        impulses = [-value / (h * rattle.coupling(bodies, work.spin, rows.body_a[r], rows.body_b[r], work.gradient[r],
+                                                  work.start_gradient[r]))
                     for r, value in enumerate(values)]
         for r, impulse in enumerate(impulses):
             a, b = rows.body_a[r], rows.body_b[r]
