@@ -19,30 +19,32 @@ _INFINITY = np.int64(0x7FF0_0000_0000_0000)  # +inf's bits: any magnitude above 
 @kernel
 def ridge_cholesky(a, n, ridge):
     """In place: a[:n, :n] <- L, the lower Cholesky factor of a + ridge I (a symmetric; its upper triangle is
-    left as it was). Returns False if a pivot is not positive (a + ridge I is not positive definite)."""
+    left as it was), its diagonal stored as the reciprocals 1 / L_jj (``cholesky_solve`` multiplies where it would
+    divide). Returns False if a pivot is not positive (a + ridge I is not positive definite)."""
     for j in range(n):
         total = a[j, j] + ridge
         for k in range(j):
             total -= a[j, k] * a[j, k]
         if not total > 0.0:
             return False
-        a[j, j] = math.sqrt(total)
+        a[j, j] = 1.0 / math.sqrt(total)
         for i in range(j + 1, n):
             value = a[i, j]
             for k in range(j):
                 value -= a[i, k] * a[j, k]
-            a[i, j] = value / a[j, j]
+            a[i, j] = value * a[j, j]
     return True
 
 
 @kernel
 def semidefinite_cholesky(a, n, dependent):
     """In place: the lower triangle of a[:n, :n] (symmetric positive semidefinite over the rows not marked in
-    dependent[:n] on entry) <- L, L L^T = a over those rows. A row whose pivot falls to DEPENDENT times their
-    largest diagonal entry or below depends on the earlier ones and is marked too. The rows and columns of L at the
-    marked rows are the identity's, so that ``cholesky_solve`` of a right-hand side that is 0 at the marked rows
-    gives 0 there (a dependent row's multiplier, exact when the equations are consistent) and the solution of the
-    others. Returns the number of rows not marked.
+    dependent[:n] on entry) <- L, L L^T = a over those rows, its diagonal stored as the reciprocals 1 / L_ii (as
+    ``ridge_cholesky``'s). A row whose pivot falls to DEPENDENT times their largest diagonal entry or below depends
+    on the earlier ones and is marked too. The rows and columns of L at the marked rows are the identity's, so
+    that ``cholesky_solve`` of a right-hand side that is 0 at the marked rows gives 0 there (a dependent row's
+    multiplier, exact when the equations are consistent) and the solution of the others. Returns the number of
+    rows not marked.
 
     L[i, j] = (a[i, j] - sum_{k<j} L[i, k] L[j, k]) / L[j, j];  L[i, i] = sqrt(a[i, i] - sum_{k<i} L[i, k]^2)."""
     scale = 0.0
@@ -58,13 +60,13 @@ def semidefinite_cholesky(a, n, dependent):
                     total = a[i, j]
                     for k in range(j):
                         total -= a[i, k] * a[j, k]
-                    total /= a[j, j]
+                    total *= a[j, j]
                 a[i, j] = total
             total = a[i, i]
             for k in range(i):
                 total -= a[i, k] * a[i, k]
             if total > DEPENDENT * scale:
-                a[i, i] = math.sqrt(total)
+                a[i, i] = 1.0 / math.sqrt(total)
                 independent += 1
                 continue
             dependent[i] = True
@@ -76,17 +78,22 @@ def semidefinite_cholesky(a, n, dependent):
 
 @kernel
 def cholesky_solve(factor, n, b):
-    """In place: b[:n] <- (L L^T)^-1 b for the factor L of ``ridge_cholesky`` or ``semidefinite_cholesky``."""
-    for i in range(n):
-        value = b[i]
+    """In place: b[:n] <- (L L^T)^-1 b for the factor L of ``ridge_cholesky`` or ``semidefinite_cholesky``
+    (its diagonal stored as reciprocals). Both substitutions go by columns of the solved unknowns (each unknown,
+    once known, is taken off the equations still to solve), so that the updates are independent of each other
+    where a dot product per row would chain its multiply-adds; the backward one reads rows of L, contiguously."""
+    for i in range(n):  # forward: L z = b; an unknown that is 0 updates nothing
+        value = b[i] * factor[i, i]
+        b[i] = value
+        if value != 0.0:
+            for k in range(i + 1, n):
+                b[k] -= factor[k, i] * value
+    for i in range(n - 1, -1, -1):  # backward: L^T x = z
+        value = b[i] * factor[i, i]
+        b[i] = value
+        row = factor[i, :i]  # (a 1-D view: vectorized, see ``eliminate``)
         for k in range(i):
-            value -= factor[i, k] * b[k]
-        b[i] = value / factor[i, i]
-    for i in range(n - 1, -1, -1):
-        value = b[i]
-        for k in range(i + 1, n):
-            value -= factor[k, i] * b[k]
-        b[i] = value / factor[i, i]
+            b[k] -= row[k] * value
 
 
 @kernel(inline=True)
