@@ -183,12 +183,16 @@ class Scratch(NamedTuple):
     system_vectors: np.ndarray  # (5, 3C) their right-hand side, solution, candidate impulses and rates (the
     #                             position correction's direct step: its targets, multipliers and 3 of scratch)
     unknowns: np.ndarray  # (3C,) int64 the rows of D that are unknowns
-    pivots: np.ndarray  # (2, 3C) int64 scratch: the elimination's column order; the position correction's sets
+    # (2, 3C) int64 scratch: the elimination's column order; the position correction's sets; the rows a Newton step
+    # eliminates (contact.newton)
+    pivots: np.ndarray
     kinds: np.ndarray  # (C,) int64 each touching contact's part: open, sliding or sticking
     directions: np.ndarray  # (C, 2) a sliding point's friction direction in its tangent rows
     newton_vectors: np.ndarray  # (11, 3C) the semismooth Newton solve's free rates, iterates, residuals and steps
     #                             (contact.newton)
-    factor: np.ndarray  # (S, S) the Cholesky factor of the position correction's pushing set (contact.position)
+    # (S, S) the Cholesky factor of the position correction's pushing set (contact.position); a Newton step's
+    # equations left to eliminate and Levenberg-Marquardt's normal equations (contact.newton)
+    factor: np.ndarray
     island_parent: np.ndarray  # (B,) int64 union-find links of the bodies (contact.islands)
     island_first: np.ndarray  # (B,) int64 per component, its first (then next) slot in island_members
     island_members: np.ndarray  # (C,) int64 the touching contacts' flat indices, island after island
