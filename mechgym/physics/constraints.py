@@ -155,7 +155,9 @@ class Workspace(NamedTuple):
     chord_rate: np.ndarray
     vectors: np.ndarray  # (8, 3) 3-vector scratch
     # Direct solve (``_solve_pass``):
-    mobility: np.ndarray  # (R, 12) W D^T of each row's impulse direction D (G0 in SHAKE, G in the projection)
+    # (R, 12) W D^T of each row's impulse direction D (G0 in SHAKE, G in the projection, which the contacts'
+    # velocity solve reads too; G at the poses of the contacts' position correction, contact.position)
+    mobility: np.ndarray
     matrix: np.ndarray  # (R, R) K = scale G W D^T over the active rows (see ``_assemble``)
     factored: np.ndarray  # (R, R) LU factors of K over the member rows (``linalg.lu_factor``)
     order: np.ndarray  # (R,) int64: the member rows of the factored set, in row order

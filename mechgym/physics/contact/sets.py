@@ -200,7 +200,9 @@ class Scratch(NamedTuple):
     component_marks: np.ndarray  # (B,) int64 settle_contacts' marks per component (contact.islands)
     kept_force: np.ndarray  # (C, 3) the forces settle_contacts keeps where it finds no resting reactions, N
     rest_part: np.ndarray  # (C,) int64 each contact's part in settle_contacts' trial (contact.solve._rest_reactions)
-    spin: np.ndarray  # (B, 6) each body's world inverse inertia at the velocity solve's poses (contact.solve)
+    # (B, 6) each body's world inverse inertia at the poses of the velocity solve (contact.solve) or of the position
+    # correction's current pass (contact.position)
+    spin: np.ndarray
 
     @staticmethod
     def empty(geoms: int, bodies: int, capacity: int = 64, pairs: int = 1024) -> Scratch:
