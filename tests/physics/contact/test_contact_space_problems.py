@@ -37,7 +37,7 @@ from hypothesis import strategies as st
 
 from mechgym.physics.contact import ContactSet, Scratch
 from mechgym.physics.contact.dense import sweep_contact_space
-from mechgym.physics.contact.newton import newton_solve
+from mechgym.physics.contact.newton import _newton_step, newton_solve
 from mechgym.physics.tolerances import NEWTON_TOLERANCE
 
 DATA = Path(__file__).parent / "data"
@@ -292,3 +292,35 @@ def test_what_newton_reports_solved_is_a_solution_on_the_cones(seed):
         assert (impulse[:, 0] >= 0.0).all()
         assert (np.hypot(impulse[:, 1], impulse[:, 2]) <= mu * impulse[:, 0] * (1 + 1e-12)).all()
         assert alart_curnier(problem, impulse) <= NEWTON_TOLERANCE * (1 + 1e-6) + 1e-15
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.integers(0, 10**9))
+def test_a_newton_step_solves_the_explicit_equations_apart_and_eliminates_the_rest(seed):
+    """``newton._newton_step`` on a random J (3m x 3m, m up to 8) of which none, some or all rows hold only their
+    diagonal entry (the rows of a contact that does not push): each such unknown is rhs / J_rr exactly, and the
+    step solves J step = rhs as numpy does; where one of the other rows repeats another (dependent contacts, a
+    consistent right-hand side) it still meets every equation."""
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(1, 9))
+    n = 3 * m
+    jacobian = rng.normal(size=(n, n)) + n * np.eye(n)
+    explicit = rng.random(n) < rng.choice([0.0, 0.3, 1.0])
+    for r in np.flatnonzero(explicit):
+        jacobian[r] = 0.0
+        jacobian[r, r] = rng.uniform(0.5, 2.0)
+    kept = np.flatnonzero(~explicit)
+    repeated = kept.size >= 2 and rng.random() < 0.5
+    if repeated:
+        jacobian[kept[1]] = jacobian[kept[0]]
+    rhs = jacobian @ rng.normal(size=n) if repeated else rng.normal(size=n)
+    scratch = Scratch.empty(0, 0, m)
+    scratch.system[:n, :n] = jacobian
+    step, reduced = np.zeros(n), np.zeros(n)
+    _newton_step(scratch, n, rhs.copy(), step, reduced)
+    np.testing.assert_array_equal(step[explicit], rhs[explicit] / np.diag(jacobian)[explicit])
+    scale = np.abs(rhs).max()
+    if repeated:
+        np.testing.assert_allclose(jacobian @ step, rhs, rtol=0.0, atol=1e-10 * scale)
+    else:
+        np.testing.assert_allclose(step, np.linalg.solve(jacobian, rhs), rtol=0.0, atol=1e-12 * scale)
