@@ -29,7 +29,7 @@ from .dense import solve_dense
 from .detect import find_contacts
 from .friction import at_limit, cone_mu, friction_step, normal_coupling
 from .islands import component, contact_component, find_islands
-from .joined import apply_joined, contacts_touch_rows, factor_rows, join_rows
+from .joined import apply_joined, contacts_touch_rows, factor_rows, join_rows, take_pushes
 from .sets import beside_impact
 
 EVENT, MOVING = 1, 2  # settle_contacts' marks of a component: an event happened there; a body of it still moves
@@ -66,7 +66,7 @@ def _apply_rows(linkage, bodies, state, world, contacts, i, p0, p1, p2, work, jo
             continue
         apply_impulse(bodies, state, world, a, b, contacts.rows[i, k], amount)
         if rows.kind.size > 0:
-            apply_joined(rows, bodies, state, world, work.gradient, joined, joined.response[c, k], amount,
+            apply_joined(rows, bodies, state, world, joined, joined.response[c, k], joined.push[c, k], amount,
                          joined.impact_shares if contacts.impact[i] else work.impulse_velocity, work.impulse_velocity)
 
 
@@ -119,6 +119,7 @@ def begin_solve(linkage, bodies, state, world, contacts, scratch, work, joined, 
         if rows.kind.size > 0:
             join_rows(rows, work.mobility, joined, a, b, contacts.rows[i], 3, contacts.coupling[i],
                       joined.response[i - base])
+            take_pushes(rows, work.gradient, joined, joined.response[i - base], joined.push[i - base])
         if contacts.impact[i]:
             continue
         p_n = max(0.0, _along(contacts.opened[i], contacts.rows[i, 0]))
