@@ -52,7 +52,7 @@ class Joined(NamedTuple):
     # (R,) the rows' shares of impacts' impulses: an impulse is no force, so they are neither reported as the
     # rows' forces nor carried into the next step's warm start (as an impact's own impulse is not)
     impact_shares: np.ndarray
-    vectors: np.ndarray  # (8, 3) scratch (``join_rows``)
+    free: np.ndarray  # (3,) a contact's free-body couplings J_k W J_k^T, before the rows' shares (``join_rows``)
     rigid: np.ndarray  # (R,) zeros: the compliances of the position level, where no damper acts
     # (C, 3, B, 6) the impulse (linear N s, angular N m s) that the equality rows' shares of a unit impulse along
     # each of a contact's rows put on each body, -sum_r (A^{-1} y)_r G_r (``take_pushes``); (0, 3, 0, 6) without rows
@@ -64,7 +64,7 @@ class Joined(NamedTuple):
         leaves it (``cleared``) or zeros (for a caller whose kernels clear it first)."""
         joined = Joined(np.zeros((rows, rows)), np.zeros(rows, dtype=np.bool_), np.zeros((3, rows)),
                         np.zeros((capacity, 3, rows)), np.zeros((bodies, 6)), np.zeros(rows), np.zeros(rows),
-                        np.zeros((8, 3)), np.zeros(rows),
+                        np.zeros(3), np.zeros(rows),
                         np.zeros((capacity, 3, bodies, 6) if rows > 0 else (0, 3, 0, 6)))
         if cleared:
             clear_joined(joined)
@@ -138,7 +138,7 @@ def join_rows(rows, mobility, joined, a, b, directions, count, coupling, respons
                 y[k, r] = shared_dot(a, b, directions, k, rows.body_a[r], rows.body_b[r], mobility, r)
             response[k, r] = y[k, r]
         solve_factored(joined, response[k])
-    free = joined.vectors[0]
+    free = joined.free
     for j in range(count):
         free[j] = coupling[j, j]
     for j in range(count):
