@@ -30,7 +30,6 @@ import numpy as np
 from gymnasium import logger, spaces
 
 from . import load
-from .errors import SimulationError
 from .render import SceneRenderer
 from .simulator import Simulator
 
@@ -163,11 +162,7 @@ class MechEnv(gym.Env[np.ndarray, np.ndarray], ABC):
 
     def advance_physics(self) -> str | None:
         """Run the control period's physics steps; the simulator's failure message, or None."""
-        try:
-            self.sim.step(self.decimation)
-        except SimulationError as failed:
-            return str(failed)
-        return None
+        return self.sim.try_step(self.decimation)
 
     def conclude(self, action: np.ndarray, error: str | None):
         """The step's (observation, reward, terminated, truncated, info) after ``advance_physics`` returned

@@ -4,10 +4,12 @@
 builds it; the other keywords are the task's (``backend``, ``physics_dt``, ``decimation``, ...) plus
 ``autoreset_mode`` and ``threads``. Each of the N sub-environments is the task's own ``MechEnv`` with its own
 simulator; a vector step checks and applies every action first (a bad action raises before any physics
-runs), then runs each episode's control period of physics and evaluates its step, the episodes shared out
-among ``threads`` threads (the in-house engine's kernels release the GIL, so its worlds advance on all the
-cores at once, and one thread's evaluation, Python, overlaps the others' physics; MuJoCo's backend steps in
-Python between ``mj_step`` calls and gains less). Results are exactly those of
+runs), then shares the episodes out among ``threads`` threads, a contiguous share each, and each thread takes
+its episodes a few at a time (``_step_share``): their control periods of physics in one ``Simulator.step_many``
+call (on the in-house engine one compiled call, which releases the GIL, so that the threads' physics runs on
+all the cores at once; MuJoCo's backend steps in Python between ``mj_step`` calls and gains nothing from
+threads), then the evaluation of their steps (Python), which overlaps the other threads' physics. Results are
+exactly those of
 Gymnasium's ``SyncVectorEnv`` over the same single envs: the same observations, rewards, ends and infos, bit
 for bit, for every autoreset mode (``NEXT_STEP``, the default; ``SAME_STEP``, with ``info["final_obs"]`` and
 ``info["final_info"]``; ``DISABLED``, with ``options={"reset_mask": mask}``).
@@ -33,6 +35,11 @@ from gymnasium.vector.utils import batch_space
 from .env import MechEnv, _positive_integer
 
 Transition = tuple[np.ndarray, float, bool, bool, dict[str, Any]]
+# Episodes a thread advances per physics call (``Simulator.step_many``) before it evaluates them: enough that the
+# call's fixed cost and the threads' handing the GIL to each other between physics (without) and evaluation (with)
+# are spread over several episodes, few enough that one thread's evaluation overlaps the others' physics.
+EPISODES_PER_CALL = 8
+CALLS_PER_SHARE = 4  # at least, where a thread's share allows: a thread's physics is not all at once
 
 
 def _available_cores() -> int:
@@ -155,9 +162,8 @@ class MechVectorEnv(VectorEnv):
         work = list(zip(envs, clipped, strict=True))
         if self._pool is None or len(envs) < 2:
             return _step_share(work)
-        # Each thread steps a contiguous share of the episodes (one task per thread, not per episode), each
-        # episode's physics then its evaluation: one thread's evaluation (Python, holding the GIL) runs while
-        # the others' physics (compiled, without the GIL) goes on.
+        # One contiguous share per thread: a thread's evaluation of its last few episodes (Python, holding the GIL)
+        # runs while the other threads' physics (compiled, without the GIL) goes on.
         bounds = np.linspace(0, len(envs), min(self.threads, len(envs)) + 1).round().astype(int)
         shares = [work[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
         return [transition for share in self._pool.map(_step_share, shares) for transition in share]
@@ -204,7 +210,14 @@ class MechVectorEnv(VectorEnv):
 
 
 def _step_share(work: list[tuple[MechEnv, np.ndarray]]) -> list[Transition]:
-    """The transitions of the (episode, clipped action) pairs whose actions are applied: physics, then
-    evaluation, one episode after the other."""
-    return [env.conclude(action, env.advance_physics()) for env, action in work]
-
+    """The transitions of the (episode, clipped action) pairs whose actions are applied, a group at a time (up to
+    ``EPISODES_PER_CALL``, in ``CALLS_PER_SHARE`` groups at least): their physics in one ``Simulator.step_many``
+    call, then each one's evaluation."""
+    transitions: list[Transition] = []
+    group = max(1, min(EPISODES_PER_CALL, len(work) // CALLS_PER_SHARE))
+    for first in range(0, len(work), group):
+        part = work[first:first + group]
+        envs = [env for env, _ in part]
+        errors = type(envs[0].sim).step_many([env.sim for env in envs], envs[0].decimation)
+        transitions += [env.conclude(action, error) for (env, action), error in zip(part, errors, strict=True)]
+    return transitions

@@ -23,11 +23,12 @@ import mujoco
 import numpy as np
 from numba.core import event
 
+from ..errors import SimulationError
 from ..physics import State, StepScratch, Windows, build_model
 from ..physics.confinement import check_not_a_force_target
 from ..physics.constraints import DISTANCE, LIN_B
 from ..physics.contact import ContactSet, Scratch
-from ..physics.dispatch import Direct, Packed
+from ..physics.dispatch import Direct, Packed, stack
 from ..physics.joints import state_from_mujoco, store_coordinates, turns_from_qpos
 from ..physics.kinematics import BODY_QUAT, FRAME_SIZE, OFFSET, OMEGA, ORIGIN_VEL, derive_frame, store_generalized
 from ..physics.state import energy
@@ -44,7 +45,7 @@ from ..physics.step import (
 )
 from ..physics.tolerances import MAX_SUBDIVISION
 from ..scene import confinement_names, name_of
-from ..simulator import BodyState, Contact, Event, Simulator
+from ..simulator import BodyState, Contact, Event, Simulator, checked_many
 
 # Contact set capacity per world: contacts and broad-phase pairs at least, and per moving body and per geom
 # (a box resting on a face has 4 contacts, on an edge of another box up to 8), impacts recorded per
@@ -52,6 +53,7 @@ from ..simulator import BodyState, Contact, Event, Simulator
 CONTACTS, CONTACTS_PER_BODY, PAIRS, PAIRS_PER_GEOM, EVENTS = 64, 8, 1024, 16, 1024
 
 _NO_WINDOWS = Windows.empty()
+_RUN = Direct(run)  # (``step_many``'s: every simulator's own for its ``step``)
 
 COMPILE_NOTICE = ("mechgym: compiling the in-house engine's numba kernels (first run on this machine only; "
                   "about 2 minutes on 2 cores)")
@@ -105,6 +107,7 @@ class MechgymSimulator(Simulator):
         # the engine's entry point, stepping and at resets, without the dispatcher's per-call typing and with the
         # arrays that stay the same objects packed into one (physics.dispatch)
         self._run = Direct(run)
+        self._first_step = np.zeros(1, dtype=np.int64)  # (scratch: the kernel's global step count)
         self._packed = Packed(self.engine.bodies, self.engine.actuators, self.engine.env, linkage, self.engine.geoms,
                               self.engine.confinements, self._state, self._contacts, self._scratch, self._ctrl,
                               self._status, self._step_scratch)
@@ -114,22 +117,62 @@ class MechgymSimulator(Simulator):
 
     # ----------------------------------------------------------------- stepping
     def _advance(self, n: int) -> None:
-        contacts = self._contacts
         while n > 0:
-            self._run(ADVANCE, self._packed.block, self._packed.kind, self._window_arrays(), self._step_count, n,
+            self._first_step[0] = self._step_count
+            self._run(ADVANCE, self._packed.alone, self._packed.kind, self._window_arrays(), self._first_step, n,
                       self._dt)
-            # The kernel stops early (status OK) before its event buffer could overflow: collect and go on. (Only
-            # a single step taken in parts that records more impacts than the buffer holds loses the rest.)
-            if contacts.event_count[0]:
-                self._collect_events()
-            done, code, in_parts = self._status[0].tolist()
-            self._step_count += done
-            self.subdivided_steps += in_parts
-            n -= done
-            if code != OK:
-                self._report_failure(code)
-            if self._windows:
-                self._windows = [w for w in self._windows if w.stop > self.time]
+            n -= self._take_status()
+
+    def _take_status(self) -> int:
+        """After the kernel ran: collect the impacts it recorded, count its steps, raise its failure; the steps it
+        took. (It stops early, status OK, before its event buffer could overflow; the caller goes on from there.
+        Only a single step taken in parts that records more impacts than the buffer holds loses the rest.)"""
+        if self._contacts.event_count[0]:
+            self._collect_events()
+        done, code, in_parts = self._status[0].tolist()
+        self._step_count += done
+        self.subdivided_steps += in_parts
+        if code != OK:
+            self._report_failure(code)
+        if self._windows:
+            self._windows = [w for w in self._windows if w.stop > self.time]
+        return done
+
+    @classmethod
+    def step_many(cls, simulators, n):
+        """The simulators of one scene type and dt, without force windows or an earlier failure, take their steps
+        in one call of the engine (each simulator's ``step`` would make the same steps, bit for bit); the others
+        step on their own."""
+        n = checked_many(simulators, n)
+        messages: list[str | None] = [None] * len(simulators)
+        # batches by packed type, found by identity (numba interns its types; hashing one walks its whole tree)
+        together: dict[tuple[int, float], list[int]] = {}
+        for i, simulator in enumerate(simulators):
+            if simulator._failure is not None or simulator._windows:
+                messages[i] = simulator.try_step(n)
+            else:
+                together.setdefault((id(simulator._packed.kind), simulator._dt), []).append(i)
+        for (_, dt), members in together.items():
+            batch = [simulators[i] for i in members]
+            kind = batch[0]._packed.kind
+            for simulator in batch:
+                simulator._now.clear()
+            first_steps = np.array([simulator._step_count for simulator in batch], dtype=np.int64)
+            _RUN(ADVANCE, stack([simulator._packed for simulator in batch]), kind, _NO_WINDOWS, first_steps, n, dt)
+            for i, simulator in zip(members, batch, strict=True):
+                messages[i] = simulator._finish_steps(n)
+        return messages
+
+    def _finish_steps(self, n: int) -> str | None:
+        """After the kernel ran ``n`` steps of this simulator among others: take its status and take the steps it
+        left (an early stop); its failure message, or None."""
+        try:
+            left = n - self._take_status()
+            if left:
+                self._advance(left)
+        except SimulationError as failed:
+            return str(failed)
+        return None
 
     def _collect_events(self) -> None:
         """Move the impacts the kernel recorded into ``self._events`` and empty its buffer."""
@@ -295,6 +338,6 @@ class MechgymSimulator(Simulator):
         self.subdivided_steps = 0
         self._contacts.clear()
         self._scratch.order[...] = np.arange(self._scratch.order.size)
-        if self.engine.env.contacts and self._run(START_CONTACTS, self._packed.block, self._packed.kind, _NO_WINDOWS,
-                                                  self._step_count, 0, self._dt) < 0:
+        if self.engine.env.contacts and self._run(START_CONTACTS, self._packed.alone, self._packed.kind, _NO_WINDOWS,
+                                                  self._first_step, 0, self._dt) < 0:
             self._fail("the resting contact forces of the initial state did not converge")

@@ -34,12 +34,18 @@ _INT64 = range(-(2**63), 2**63)
 
 
 def _same_type(arg, last, kind) -> bool:
-    """Whether ``arg`` has the numba type ``kind`` of ``last``: Python floats are float64 and Python ints in
-    int64's range int64 (numba's typeof), found without typing them; other objects are typed."""
+    """Whether ``arg`` has the numba type ``kind`` of ``last``: Python floats are float64, Python ints in int64's
+    range int64, and NumPy arrays of the same dtype, dimensions, layout, writeability and alignment the same array
+    type (numba's typeof, which takes about 6 µs an array), found without typing them; other objects are typed."""
     if type(arg) is float and type(last) is float:
         return True
     if type(arg) is int and type(last) is int:
         return arg in _INT64 and last in _INT64
+    if type(arg) is np.ndarray and type(last) is np.ndarray:
+        flags, last_flags = arg.flags, last.flags
+        return (arg.dtype == last.dtype and arg.ndim == last.ndim and flags.c_contiguous == last_flags.c_contiguous
+                and flags.f_contiguous == last_flags.f_contiguous and flags.writeable == last_flags.writeable
+                and flags.aligned == last_flags.aligned)
     return typeof(arg) == kind
 
 
@@ -87,6 +93,7 @@ class Packed:
         self.objects = objects
         self.kind = typeof(objects)
         self.block = objects if config.DISABLE_JIT else np.array(_packed(objects, []), dtype=np.int64)
+        self.alone = stack([self])  # the block as a stack of one (``step.run``'s argument for this one)
 
     def __reduce__(self):
         # a copy (copy.deepcopy, pickle) packs the copied objects anew: the block holds addresses
@@ -95,6 +102,13 @@ class Packed:
     def is_current(self) -> bool:
         """Whether the block still describes the objects (their arrays' addresses and shapes, their scalars)."""
         return config.DISABLE_JIT or np.array_equal(self.block, _packed(self.objects, []))
+
+
+def stack(packs: list[Packed]):
+    """The blocks of ``packs`` (of one ``kind``) one per row, as ``step.run`` takes them: an (S, K) int64 array
+    (under ``NUMBA_DISABLE_JIT`` the list of the blocks, each the objects themselves)."""
+    blocks = [pack.block for pack in packs]
+    return blocks if config.DISABLE_JIT else np.stack(blocks)
 
 
 def _packed(value, out: list[int]) -> list[int]:

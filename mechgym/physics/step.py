@@ -599,18 +599,24 @@ ADVANCE, START_CONTACTS = 0, 1
 
 
 @kernel
-def run(operation, packed, kind, windows, first_step, n, h):
-    """A simulator's one entry point into the engine: ``advance`` (ADVANCE, returns 0) or ``start_contacts``
-    (START_CONTACTS, at a reset; returns its result), so that the engine's code is compiled once for both (Python
-    calls a kernel through a twin, which compiles everything the kernel calls: ``physics.jit``). The arguments that
-    a simulator passes as the same objects at every call come packed into one array (``dispatch.Packed(bodies,
-    actuators, env, linkage, geoms, confinements, state, contacts, contact_scratch, ctrl, status, step_scratch)``;
-    ``kind`` its ``Packed.kind``): a call from Python unboxes it instead of ~250 arrays."""
-    (bodies, actuators, env, linkage, geoms, confinements, state, contacts, contact_scratch, ctrl, status,
-     step_scratch) = unpack(packed, kind)
-    if operation == START_CONTACTS:
-        return start_contacts(bodies, actuators, env, linkage, geoms, state, contacts, contact_scratch, ctrl, h,
-                              step_scratch)
-    advance(bodies, actuators, env, linkage, geoms, confinements, windows, state, contacts, contact_scratch, ctrl,
-            first_step, n, h, status, step_scratch)
-    return 0
+def run(operation, blocks, kind, windows, first_steps, n, h):
+    """The simulators' one entry point into the engine: ``advance`` (ADVANCE, returns 0) or ``start_contacts``
+    (START_CONTACTS, at a reset; returns the lowest result), so that the engine's code is compiled once for both
+    (Python calls a kernel through a twin, which compiles everything the kernel calls: ``physics.jit``), for each
+    simulator in turn: ``blocks`` (S, K) holds one simulator's arguments per row, those it passes as the same
+    objects at every call packed into one array (``dispatch.Packed(bodies, actuators, env, linkage, geoms,
+    confinements, state, contacts, contact_scratch, ctrl, status, step_scratch)``; ``kind`` their common
+    ``Packed.kind``, ``dispatch.stack`` the rows), so that a call from Python unboxes one array instead of ~250 per
+    simulator, and releases the GIL once for all of them. ``first_steps`` (S,): each simulator's global step
+    count; ``windows`` act on every simulator (the empty Windows where more than one is stepped)."""
+    result = 0
+    for s in range(len(blocks)):
+        (bodies, actuators, env, linkage, geoms, confinements, state, contacts, contact_scratch, ctrl, status,
+         step_scratch) = unpack(blocks[s], kind)
+        if operation == START_CONTACTS:
+            result = min(result, start_contacts(bodies, actuators, env, linkage, geoms, state, contacts,
+                                                contact_scratch, ctrl, h, step_scratch))
+        else:
+            advance(bodies, actuators, env, linkage, geoms, confinements, windows, state, contacts, contact_scratch,
+                    ctrl, first_steps[s], n, h, status, step_scratch)
+    return result
