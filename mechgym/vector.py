@@ -37,8 +37,12 @@ from .env import MechEnv, _positive_integer
 Transition = tuple[np.ndarray, float, bool, bool, dict[str, Any]]
 # Episodes a thread advances per physics call (``Simulator.step_many``) before it evaluates them: enough that the
 # call's fixed cost and the threads' handing the GIL to each other between physics (without) and evaluation (with)
-# are spread over several episodes, few enough that one thread's evaluation overlaps the others' physics.
-EPISODES_PER_CALL = 8
+# are spread over several episodes, few enough that one thread's evaluation overlaps the others' physics. Measured
+# with 2 threads at N = 64 (env steps per second): 1 a call (each episode's physics, then its evaluation): CubeDrop
+# 13,000, Gripper 4,800, SliderCrank 4,900; 4: 15,000-16,600, 4,300-4,900, 5,600-5,700; 8: 17,000-19,500,
+# 4,100-4,650, 5,400-5,600 (a grasping Gripper episode's physics takes several times a free one's: the longer a
+# thread's evaluation, the longer the other may wait for the GIL when its physics ends first).
+EPISODES_PER_CALL = 4
 CALLS_PER_SHARE = 4  # at least, where a thread's share allows: a thread's physics is not all at once
 
 
