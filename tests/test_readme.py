@@ -45,6 +45,7 @@ def test_the_readmes_python_examples_run_and_say_what_they_do():
     exec(simulator_example, names)
     sim = names["sim"]
     assert sim.time == 0.0 and sim.body("cube").pos[2] == pytest.approx(1.0)
+    assert [other.time for other in names["others"]] == [0.02] * 3
     sim.reset()  # the example's push, as the README states its outcome
     sim.apply_force("cube", [0.05, 0, 0], start=0.1, stop=0.3)
     sim.step(500)
