@@ -9,10 +9,9 @@ its episodes a few at a time (``_step_share``): their control periods of physics
 call (on the in-house engine one compiled call, which releases the GIL, so that the threads' physics runs on
 all the cores at once; MuJoCo's backend steps in Python between ``mj_step`` calls and gains nothing from
 threads), then the evaluation of their steps (Python), which overlaps the other threads' physics. Results are
-exactly those of
-Gymnasium's ``SyncVectorEnv`` over the same single envs: the same observations, rewards, ends and infos, bit
-for bit, for every autoreset mode (``NEXT_STEP``, the default; ``SAME_STEP``, with ``info["final_obs"]`` and
-``info["final_info"]``; ``DISABLED``, with ``options={"reset_mask": mask}``).
+exactly those of Gymnasium's ``SyncVectorEnv`` over the same single envs: the same observations, rewards, ends
+and infos, bit for bit, for every autoreset mode (``NEXT_STEP``, the default; ``SAME_STEP``, with
+``info["final_obs"]`` and ``info["final_info"]``; ``DISABLED``, with ``options={"reset_mask": mask}``).
 
 ``reset(seed=s)`` seeds episode i with s + i. An episode whose simulator fails ends alone
 (``info["failure"] == "diverged"``, truncated); the others go on.

@@ -61,6 +61,11 @@ def test_direct_falls_back_to_the_dispatcher_when_a_type_changes():
     assert call(values[::2], 1.0, 2) == 2.0 and len(scaled.overloads) == 3  # non-contiguous layout
     assert call(values, 1, 4) == 6.0 and len(scaled.overloads) == 4  # an int factor
     assert call(values, 1.0, np.int32(4)) == 6.0 and len(scaled.overloads) == 5  # an int32 count
+    frozen = np.arange(4.0)
+    frozen.setflags(write=False)
+    assert call(frozen, 1.0, 4) == 6.0 and len(scaled.overloads) == 6  # a read-only array
+    assert call(np.arange(6.0).reshape(2, 3)[0], 1.0, 3) == 3.0 and len(scaled.overloads) == 6  # writable again
+    assert call(np.ones(9), 1.0, 9) == 9.0 and len(scaled.overloads) == 6  # another shape: the same type
 
 
 class _Inner(NamedTuple):
