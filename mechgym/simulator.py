@@ -134,11 +134,14 @@ def _checked_steps(n) -> int:
     return int(n)
 
 
-def checked_many(simulators: Sequence[Simulator], n) -> int:
-    """``n`` as an int, for ``Simulator.step_many``: ``ValueError`` unless it is a non-negative integer and every
-    simulator's controls are finite."""
+def checked_many(backend: type[Simulator], simulators: Sequence[Simulator], n) -> int:
+    """``n`` as an int, for ``backend.step_many``: ``TypeError`` unless every simulator is of that backend,
+    ``ValueError`` unless ``n`` is a non-negative integer and every simulator's controls are finite."""
     n = _checked_steps(n)
     for simulator in simulators:
+        if not isinstance(simulator, backend):
+            raise TypeError(f"{backend.__name__}.step_many steps {backend.backend_name!r} simulators only, got "
+                            f"{simulator!r}")
         simulator._check_ctrl()
     return n
 
@@ -200,7 +203,7 @@ class Simulator(ABC):
         """``try_step(n)`` of each of ``simulators`` (of this backend), in order: each one's failure message, or
         None. A bad ``n`` or non-finite controls raise ``ValueError`` before any of them steps. (The in-house
         engine advances them in one compiled call, with the GIL released throughout.)"""
-        n = checked_many(simulators, n)
+        n = checked_many(cls, simulators, n)
         return [simulator.try_step(n) for simulator in simulators]
 
     def _check_ctrl(self) -> None:

@@ -143,7 +143,7 @@ class MechgymSimulator(Simulator):
         """The simulators of one scene type and dt, without force windows or an earlier failure, take their steps
         in one call of the engine (each simulator's ``step`` would make the same steps, bit for bit); the others
         step on their own."""
-        n = checked_many(simulators, n)
+        n = checked_many(cls, simulators, n)
         messages: list[str | None] = [None] * len(simulators)
         # batches by packed type, found by identity (numba interns its types; hashing one walks its whole tree)
         together: dict[tuple[int, float], list[int]] = {}

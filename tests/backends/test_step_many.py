@@ -76,3 +76,12 @@ def test_bad_steps_or_controls_raise_before_any_simulator_steps(backend):
     with pytest.raises(ValueError, match="non-negative integer"):
         type(sims[0]).step_many(sims[:2], -1)
     assert [sim.time for sim in sims] == [0.0, 0.0, 0.0]
+
+
+def test_simulators_of_another_backend_are_refused_by_name():
+    engine, mujoco = (mechgym.load("cube_drop", backend=b, dt=0.002) for b in BACKENDS)
+    with pytest.raises(TypeError, match="'mechgym' simulators only"):
+        type(engine).step_many([engine, mujoco], 5)
+    with pytest.raises(TypeError, match="'mujoco' simulators only"):
+        type(mujoco).step_many([mujoco, engine], 5)
+    assert engine.time == mujoco.time == 0.0
