@@ -201,8 +201,9 @@ class Simulator(ABC):
     @classmethod
     def step_many(cls, simulators: Sequence[Simulator], n: int) -> list[str | None]:
         """``try_step(n)`` of each of ``simulators`` (of this backend), in order: each one's failure message, or
-        None. A bad ``n`` or non-finite controls raise ``ValueError`` before any of them steps. (The in-house
-        engine advances them in one compiled call, with the GIL released throughout.)"""
+        None. A bad ``n`` or non-finite controls raise ``ValueError``, and a simulator of another backend
+        ``TypeError``, before any of them steps. (The in-house engine advances them in one compiled call, with the GIL
+        released throughout.)"""
         n = checked_many(cls, simulators, n)
         return [simulator.try_step(n) for simulator in simulators]
 
