@@ -145,10 +145,10 @@ class MechEnv(gym.Env[np.ndarray, np.ndarray], ABC):
 
     def step(self, action):
         action = self.act(action)
-        return self.conclude(action, self.advance_physics())
+        return self.conclude(action, self.sim.try_step(self.decimation))
 
-    # The three parts of a step, apart so that a vector env (mechgym.vector) can run the physics of many
-    # episodes at once between the first and the last.
+    # The parts of a step around its physics, apart so that a vector env (mechgym.vector) can run the physics of
+    # many episodes at once between them (``Simulator.step_many``).
     def act(self, action) -> np.ndarray:
         """Check ``action``, clip it to [-1, 1], write it into the controls; the clipped action."""
         action = self._checked_action(action)
@@ -160,13 +160,9 @@ class MechEnv(gym.Env[np.ndarray, np.ndarray], ABC):
         leaves them) into the controls: a vector env checks all its episodes' actions at once."""
         self._apply_action(action)
 
-    def advance_physics(self) -> str | None:
-        """Run the control period's physics steps; the simulator's failure message, or None."""
-        return self.sim.try_step(self.decimation)
-
     def conclude(self, action: np.ndarray, error: str | None):
-        """The step's (observation, reward, terminated, truncated, info) after ``advance_physics`` returned
-        ``error``, for the clipped ``action`` it ran with."""
+        """The step's (observation, reward, terminated, truncated, info) after the control period's physics
+        (``decimation`` steps: ``Simulator.try_step``) returned ``error``, for the clipped ``action`` it ran with."""
         if error is None:
             observation = self._observe()
             if not all(map(math.isfinite, observation.tolist())):

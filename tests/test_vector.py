@@ -153,7 +153,8 @@ def test_render_returns_one_frame_per_episode():
 
 
 def test_a_failed_simulator_is_reported_by_the_single_env_as_before():
-    """The single env's step is the vector env's three parts in a row: its failure path is unchanged."""
+    """The single env's step is the vector env's parts in a row (act, the physics, conclude): its failure path is
+    unchanged."""
     env = gym.make("mechgym/CubeDrop-v0", backend="mujoco").unwrapped
     env.reset(seed=0)
 
