@@ -63,11 +63,14 @@ Defaults: physics_dt 0.002 s, decimation 10 (dt = 0.02 s), time_limit 4 s.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import mujoco
 import numpy as np
 from gymnasium import spaces
 
 from mechgym.env import MechEnv, ScriptedPolicy, StepOutcome
+from mechgym.simulator import BodyState
 
 LIFT_RATE = 0.2  # m/s of the lift servo's target at |a| = 1
 FINGER_RATE = 0.1  # m/s of the finger servos' target at |a| = 1: the pads meet the card at most this fast
@@ -78,6 +81,20 @@ GRASP_OFFSET = np.array([0.0, 0.0, -0.025])  # m: card centre minus pads' midpoi
 HEIGHT_BAND = 0.01  # m: pads within this of the grasp height count their gaps to the card in the reach term
 REACH_SCALE = 0.05  # m of reach distance that cost as much per second as holding a pinch earns
 START_LIFT, START_FINGERS, START_SHIFT = (-0.02, 0.03), (0.0, 0.01), 0.01  # m
+
+
+class _Pad(NamedTuple):
+    side: float  # +1 the left pad, -1 the right one
+    body: BodyState  # its finger's
+    rotation: np.ndarray  # (3, 3)
+    face: np.ndarray  # the world position (m) of its inner face's centre
+
+
+class _Frames(NamedTuple):
+    card: BodyState
+    card_rotation: np.ndarray  # (3, 3)
+    normal: np.ndarray  # the card's thin axis, pointing left -> right
+    pads: tuple[_Pad, _Pad]  # left, right
 
 
 def _box_vertical_reach(rotation: np.ndarray, half: np.ndarray) -> float:
@@ -173,7 +190,7 @@ class GripperEnv(MechEnv):
 
     def _pads_midpoint(self) -> tuple[np.ndarray, np.ndarray]:
         """Position (m) and velocity (m/s) of the midpoint of the two pads' centres, world frame."""
-        left, right = self.sim.body("left_finger"), self.sim.body("right_finger")
+        left, right = (pad.body for pad in self._frames().pads)
         return 0.5 * (left.pos + right.pos), 0.5 * (left.linvel + right.linvel)
 
     def _evaluate(self, action) -> StepOutcome:
@@ -207,38 +224,42 @@ class GripperEnv(MechEnv):
 
     def card_bottom(self) -> float:
         """Height (m) of the card's lowest point above the table top."""
-        card = self.sim.body("card")
-        rotation = _rotation(card.quat)
-        return float(card.pos[2] - _box_vertical_reach(rotation, self.card_half) - self.table_top)
+        frames = self._frames()
+        return float(frames.card.pos[2] - _box_vertical_reach(frames.card_rotation, self.card_half) - self.table_top)
 
-    def _pad_faces(self):
-        """The card's centre (m), rotation and thin axis (pointing left -> right), and for each pad its side
-        (+1 left, -1 right) and the world position (m) of its inner face's centre."""
+    def _frames(self) -> _Frames:
+        """The card's and the pads' frames at the current state (computed once per state)."""
+        return self.sim.derived(self._read_frames)
+
+    def _read_frames(self) -> _Frames:
         sim = self.sim
         card = sim.body("card")
         rotation = _rotation(card.quat)
         normal = rotation[:, 0] if rotation[0, 0] >= 0 else -rotation[:, 0]
-        faces = []
+        pads = []
         for finger, side in (("left_finger", 1.0), ("right_finger", -1.0)):
             pad = sim.body(finger)
-            faces.append((side, pad.pos + _rotation(pad.quat)[:, 0] * side * self.pad_half[0]))
-        return card.pos, rotation, normal, faces
+            pad_rotation = _rotation(pad.quat)
+            pads.append(_Pad(side, pad, pad_rotation, pad.pos + pad_rotation[:, 0] * side * self.pad_half[0]))
+        return _Frames(card, rotation, normal, tuple(pads))
 
     def pad_gaps(self) -> np.ndarray:
         """Distance (m, >= 0) of each pad's inner face from the card's face on its side, along the card's
         thin axis: (left, right)."""
-        centre, _, normal, faces = self._pad_faces()
-        return np.array([max(-side * float(normal @ (face - centre)) - self.card_half[0], 0.0)
-                         for side, face in faces])
+        frames = self._frames()
+        centre, normal = frames.card.pos, frames.normal
+        return np.array([max(-pad.side * float(normal @ (pad.face - centre)) - self.card_half[0], 0.0)
+                         for pad in frames.pads])
 
     def pads_tunnelled(self) -> bool:
         """A pad's inner face on the far side of the card's mid-plane, facing the card."""
-        centre, rotation, normal, faces = self._pad_faces()
-        for side, face in faces:
-            local = rotation.T @ (face - centre)
+        frames = self._frames()
+        centre, rotation, normal = frames.card.pos, frames.card_rotation, frames.normal
+        for pad in frames.pads:
+            local = rotation.T @ (pad.face - centre)
             facing = (abs(local[1]) < self.card_half[1] + self.pad_half[1]
                       and abs(local[2]) < self.card_half[2] + self.pad_half[2])
-            if facing and side * float(normal @ (face - centre)) > 0.0:
+            if facing and pad.side * float(normal @ (pad.face - centre)) > 0.0:
                 return True
         return False
 
@@ -246,13 +267,12 @@ class GripperEnv(MechEnv):
         """After the card was lifted out of its slot: it slips down the pads fast, or it is below them."""
         if not self.lifted:
             return False
-        sim = self.sim
-        card = sim.body("card")
+        frames = self._frames()
+        card = frames.card
         if card.linvel[2] - self._pads_midpoint()[1][2] < -SLIP_SPEED:
             return True
-        card_top = card.pos[2] + _box_vertical_reach(_rotation(card.quat), self.card_half)
-        pad_bottom = min(sim.body(f).pos[2] - _box_vertical_reach(_rotation(sim.body(f).quat), self.pad_half)
-                         for f in ("left_finger", "right_finger"))
+        card_top = card.pos[2] + _box_vertical_reach(frames.card_rotation, self.card_half)
+        pad_bottom = min(pad.body.pos[2] - _box_vertical_reach(pad.rotation, self.pad_half) for pad in frames.pads)
         return bool(card_top < pad_bottom)
 
     def detect_failure(self) -> str | None:

@@ -56,6 +56,7 @@ Defaults: physics_dt 1e-4 s, decimation 10 (dt = 1 ms), time_limit 1 s.
 from __future__ import annotations
 
 from collections import deque
+from itertools import accumulate
 
 import numpy as np
 from gymnasium import spaces
@@ -67,11 +68,6 @@ TOLERANCE = 0.05  # relative error of the mean speed for success
 PENETRATION = -0.0005  # m: the deepest gap allowed, half the 1 mm clearance
 IMPACT_WEIGHT = 0.001  # reward per N s of impulse: small enough that the target speed stays the best (docstring)
 TARGETS, START_SPEEDS, NOMINAL = (100.0, 200.0), (125.0, 175.0), 150.0  # rad/s
-
-
-def _rotation_z(angle: float) -> np.ndarray:
-    c, s = np.cos(angle), np.sin(angle)
-    return np.array([[c, -s], [s, c]])
 
 
 class SliderCrankEnv(MechEnv):
@@ -90,14 +86,17 @@ class SliderCrankEnv(MechEnv):
         self.randomize = bool(randomize)
         model = self.sim.model
         self._motor = self._actuator("crank_motor")
-        self._hinges = [model.joint(name).qposadr[0] for name in ("crank", "rod", "slider")]
+        hinges = [model.joint(name) for name in ("crank", "rod", "slider")]
+        self._hinges = [int(hinge.qposadr[0]) for hinge in hinges]  # their qpos addresses
+        self._hinge_dofs = [int(hinge.dofadr[0]) for hinge in hinges]  # and qvel addresses
         slider = model.geom("slider")
         self.slider_half = slider.size[:2].copy()  # (a, b), m
         self.slider_mass = float(model.body("slider").mass[0])
         self.wall_top = float(model.geom("wall_top").pos[1] - model.geom("wall_top").size[1])
         self.wall_bottom = float(model.geom("wall_bottom").pos[1] + model.geom("wall_bottom").size[1])
-        a, b = self.slider_half
-        self._corners = np.array([[-a, b], [a, b], [-a, -b], [a, -b]])  # g1, g2 (top); g3, g4 (bottom)
+        a, b = self.slider_half.tolist()
+        # the corners (x, y) in the slider's frame, and whether a top one: g1, g2 (top); g3, g4 (bottom)
+        self._corners = ((-a, b, True), (a, b, True), (-a, -b, False), (a, -b, False))
         self._window = max(1, round(WINDOW / self.dt))  # control steps per mean-speed window
 
     def scripted_policy(self) -> SpeedController:
@@ -117,7 +116,7 @@ class SliderCrankEnv(MechEnv):
         model = self.sim.model
         qpos, qvel = model.key_qpos[0].copy(), model.key_qvel[0].copy()
         if self.randomize:
-            qvel *= rng.uniform(*START_SPEEDS) / qvel[self._hinges[0]]
+            qvel *= rng.uniform(*START_SPEEDS) / qvel[self._hinge_dofs[0]]
             self.target = float(rng.uniform(*TARGETS))
         else:
             self.target = NOMINAL
@@ -132,14 +131,14 @@ class SliderCrankEnv(MechEnv):
         index, low, high = self._motor
         self.sim.ctrl[index] = self._scaled(action[0], low, high)
 
-    def _absolute_angles(self, qpos: np.ndarray) -> np.ndarray:
+    def _absolute_angles(self, qpos: np.ndarray) -> list[float]:
         """theta_1..3 (rad): the MJCF hinges are relative, each child's angle added to its parent's."""
-        return np.cumsum(qpos[self._hinges])
+        return list(accumulate(qpos[self._hinges].tolist()))
 
     def _observe(self) -> np.ndarray:
         sim = self.sim
         theta = self._absolute_angles(sim.qpos)
-        omega = np.cumsum(sim.qvel[self._hinges])
+        omega = list(accumulate(sim.qvel[self._hinge_dofs].tolist()))  # (rad/s)
         if sim.step_count > 0:  # one sample per control step; reset put in the first
             self._angles.append(theta[0])
         steps = len(self._angles) - 1
@@ -166,16 +165,26 @@ class SliderCrankEnv(MechEnv):
 
     # ----------------------------------------------------------------- task geometry
     def gaps(self) -> tuple[np.ndarray, np.ndarray]:
-        """Seed 002's g_1..g_4 (m) and their rates (m/s), from the slider body's planar pose and velocity."""
+        """Seed 002's g_1..g_4 (m) and their rates (m/s), from the slider body's planar pose and velocity
+        (read-only: computed once per state, for the observation and the failure check)."""
+        return self.sim.derived(self._slider_gaps)
+
+    def _slider_gaps(self) -> tuple[np.ndarray, np.ndarray]:
         slider = self.sim.body("slider")
-        angle = 2.0 * np.arctan2(slider.quat[3], slider.quat[0])  # rotation about z (the motion is planar)
-        offsets = self._corners @ _rotation_z(angle).T  # (4, 2) corner offsets from the centre, world
-        heights = slider.pos[1] + offsets[:, 1]
-        # y-velocity of a corner: v_y + (omega x r)_y = v_y + omega_z r_x
-        rates_y = slider.linvel[1] + slider.angvel[2] * offsets[:, 0]
-        top, bottom = slice(0, 2), slice(2, 4)
-        gaps = np.concatenate((self.wall_top - heights[top], heights[bottom] - self.wall_bottom))
-        rates = np.concatenate((-rates_y[top], rates_y[bottom]))
+        w, _, _, z = slider.quat.tolist()
+        # the rotation about z (the motion is planar) by 2 atan2(z, w): cos = (w^2 - z^2) / r^2, sin = 2 w z / r^2
+        r2 = w * w + z * z
+        c, s = (w * w - z * z) / r2, 2.0 * w * z / r2
+        centre_y, v_y, omega = slider.pos[1].item(), slider.linvel[1].item(), slider.angvel[2].item()
+        gaps, rates = [], []
+        for x, y, top in self._corners:
+            height = centre_y + s * x + c * y
+            rate = v_y + omega * (c * x - s * y)  # a corner's y-velocity: v_y + (omega x r)_y = v_y + omega_z r_x
+            gaps.append(self.wall_top - height if top else height - self.wall_bottom)
+            rates.append(-rate if top else rate)
+        gaps, rates = np.array(gaps), np.array(rates)
+        gaps.setflags(write=False)
+        rates.setflags(write=False)
         return gaps, rates
 
     def detect_failure(self) -> str | None:

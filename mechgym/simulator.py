@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import mujoco
 import numpy as np
@@ -19,6 +19,8 @@ from .errors import SimulationError
 from .scene import name_of
 
 _INTEGER = (int, np.integer)  # what ``step`` takes as a number of steps (bool excluded)
+_NOT_YET = object()  # (``Simulator.derived``: no value kept)
+Derived = TypeVar("Derived")
 
 
 @dataclass(frozen=True)
@@ -160,8 +162,9 @@ class Simulator(ABC):
         self._windows: list[ForceWindow] = []
         self._events: list[Event] = []
         self._failure: str | None = None
-        # Readings of the current state, each computed once (body states by name; a backend's own), emptied
-        # whenever the state changes (step, reset, set_state): a task reads the same bodies several times a step.
+        # Readings of the current state, each computed once (body states by name, a backend's own, a task's
+        # ``derived`` ones), emptied whenever the state changes (step, reset, set_state): a task reads the same
+        # bodies several times a step.
         self._now: dict[Any, Any] = {}
         self._geom_names = [name_of(model, mujoco.mjtObj.mjOBJ_GEOM, g) for g in range(model.ngeom)]
         self._body_ids: dict[str, int] = {}  # names looked up so far (a task reads its bodies every step)
@@ -272,6 +275,16 @@ class Simulator(ABC):
                 array.setflags(write=False)
             self._now[key] = state
         return state
+
+    def derived(self, compute: Callable[[], Derived]) -> Derived:
+        """``compute()``, called once per state: a reading that a task derives from the current state alone and
+        uses several times a step. The value is kept, under ``compute`` (a function, or a bound method: each
+        access makes a new one, equal to the last), until the state changes (step, reset, set_state); treat it as
+        read-only."""
+        value = self._now.get(compute, _NOT_YET)
+        if value is _NOT_YET:
+            value = self._now[compute] = compute()
+        return value
 
     @property
     def events(self) -> list[Event]:

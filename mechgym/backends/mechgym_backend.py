@@ -29,8 +29,7 @@ from ..physics.confinement import check_not_a_force_target
 from ..physics.constraints import DISTANCE, LIN_B
 from ..physics.contact import ContactSet, Scratch
 from ..physics.dispatch import Direct, Packed, stack
-from ..physics.joints import state_from_mujoco, store_coordinates, turns_from_qpos
-from ..physics.kinematics import BODY_QUAT, FRAME_SIZE, OFFSET, OMEGA, ORIGIN_VEL, derive_frame, store_generalized
+from ..physics.joints import READ_ANGVEL, READ_LINVEL, READ_POS, READ_QUAT, Reading, state_from_mujoco, turns_from_qpos
 from ..physics.state import energy
 from ..physics.step import (
     ADVANCE,
@@ -39,6 +38,7 @@ from ..physics.step import (
     NOT_CONVERGED,
     NOT_PROJECTED,
     OK,
+    READ,
     START_CONTACTS,
     TOO_MANY_CONTACTS,
     run,
@@ -91,13 +91,6 @@ class MechgymSimulator(Simulator):
                                   linkage.rows.kind.size)
         self._ctrl = np.zeros((1, model.nu))
         self._status = np.zeros((1, 3), dtype=np.int64)
-        self._frames = np.empty((self.engine.mj_body.size, FRAME_SIZE))  # scratch for body()
-        self._vectors, self._grad = np.zeros((8, 3)), np.zeros(12)  # scratch for store_coordinates
-        self._turns = np.empty_like(self._state.turns[0])  # scratch for store_coordinates
-        self._qpos, self._qvel = np.zeros(self.engine.nq), np.zeros(self.engine.nv)  # scratch for _generalized
-        # the readers Python calls each control step, without the dispatcher's per-call typing (physics.dispatch)
-        self._derive_frame, self._store_generalized = Direct(derive_frame), Direct(store_generalized)
-        self._store_coordinates = Direct(store_coordinates)
         bodies = self.engine.mj_body.size
         self._capacity = max(CONTACTS, CONTACTS_PER_BODY * bodies)
         self._pairs = max(PAIRS, PAIRS_PER_GEOM * model.ngeom)
@@ -108,9 +101,12 @@ class MechgymSimulator(Simulator):
         # arrays that stay the same objects packed into one (physics.dispatch)
         self._run = Direct(run)
         self._first_step = np.zeros(1, dtype=np.int64)  # (scratch: the kernel's global step count)
-        self._packed = Packed(self.engine.bodies, self.engine.actuators, self.engine.env, linkage, self.engine.geoms,
-                              self.engine.confinements, self._state, self._contacts, self._scratch, self._ctrl,
-                              self._status, self._step_scratch)
+        engine = self.engine
+        self._reading_arrays = Reading.empty(engine.free, engine.qposadr, engine.dofadr, engine.nq, engine.nv,
+                                             engine.mj_body.size, linkage.coordinates.rows.kind.size)
+        self._packed = Packed(engine.bodies, engine.actuators, engine.env, linkage, engine.geoms, engine.confinements,
+                              self._state, self._contacts, self._scratch, self._ctrl, self._status, self._step_scratch,
+                              self._reading_arrays)
         # a MuJoCo data for the initial poses' frames at a reset (an RL run resets every few hundred steps)
         self._reset_data = mujoco.MjData(model)
         self.reset()
@@ -222,40 +218,35 @@ class MechgymSimulator(Simulator):
     # ----------------------------------------------------------------- observations
     @property
     def qpos(self) -> np.ndarray:
-        return self._generalized()[0].copy()
+        return self._reading()[0].copy()
 
     @property
     def qvel(self) -> np.ndarray:
-        return self._generalized()[1].copy()
+        return self._reading()[1].copy()
 
-    def _generalized(self) -> tuple[np.ndarray, np.ndarray]:
-        """(qpos, qvel) of the current state, converted once per state (a task reads both every control step)."""
-        generalized = self._now.get("generalized")
-        if generalized is None:
-            engine = self.engine
-            qpos, qvel = self._qpos, self._qvel
-            qpos[:], qvel[:] = 0.0, 0.0
-            self._store_generalized(engine.bodies, engine.free, engine.qposadr, engine.dofadr, self._state, 0, qpos,
-                                    qvel)
-            # on a copy of the turns: reading the coordinates never changes the state
-            self._turns[:] = self._state.turns[0]
-            self._store_coordinates(engine.linkage.coordinates, engine.bodies, self._state, 0, self._turns,
-                                    self._vectors, self._grad, qpos, qvel)
-            generalized = self._now["generalized"] = qpos.copy(), qvel.copy()
-        return generalized
+    def _reading(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(qpos, qvel, body readings (B, READING_SIZE)) of the current state, read-only, read once per state in one
+        compiled call (a task reads qpos, qvel and a few bodies every control step)."""
+        reading = self._now.get("reading")
+        if reading is None:
+            self._run(READ, self._packed.alone, self._packed.kind, _NO_WINDOWS, self._first_step, 0, self._dt)
+            arrays = self._reading_arrays
+            reading = self._now["reading"] = arrays.qpos.copy(), arrays.qvel.copy(), arrays.bodies.copy()
+            for array in reading:
+                array.setflags(write=False)
+        return reading
 
     def _ctrl_array(self) -> np.ndarray:
         return self._ctrl[0]
 
     def _body_state(self, body: int) -> BodyState:
-        index = int(self.engine.body_index[body])  # (a Python int: Direct types it without numba's typeof)
+        index = int(self.engine.body_index[body])
         if index < 0:
             return BodyState(self.engine.static_pos[body].copy(), self.engine.static_quat[body].copy(),
                              np.zeros(3), np.zeros(3))
-        self._derive_frame(self.engine.bodies, self._state, 0, index, self._frames)
-        frame = self._frames[index].copy()
-        return BodyState(self._state.com[0, index] + frame[OFFSET:OFFSET + 3], frame[BODY_QUAT:BODY_QUAT + 4],
-                         frame[ORIGIN_VEL:ORIGIN_VEL + 3], frame[OMEGA:OMEGA + 3])
+        reading = self._reading()[2][index]
+        return BodyState(reading[READ_POS:READ_POS + 3], reading[READ_QUAT:READ_QUAT + 4],
+                         reading[READ_LINVEL:READ_LINVEL + 3], reading[READ_ANGVEL:READ_ANGVEL + 3])
 
     def angular_momentum(self, body: str) -> np.ndarray:
         """World-frame angular momentum (kg m^2/s) of a named body about its centre of mass (zero if static)."""

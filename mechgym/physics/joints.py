@@ -54,7 +54,8 @@ from .constraints import (
     make_rows,
     row_rate,
 )
-from .jit import allocating, kernel
+from .jit import kernel
+from .kinematics import BODY_QUAT, FRAME_SIZE, OFFSET, OMEGA, OMEGA_LOCAL, ORIGIN_VEL, derive_frame
 from .state import angular_velocity
 from .vectors import quat_mul, quat_mul_conj, rotate, rotate_inverse
 
@@ -440,7 +441,7 @@ def update_turns(coordinates, state, world, turns, grad):
             turns[c] = coordinate_value(coordinates, c, state, world, turns, grad)
 
 
-@allocating
+@kernel
 def store_coordinates(coordinates, bodies, state, world, turns, vectors, grad, qpos, qvel):
     """Write the hinge, slide and ball entries of MuJoCo's qpos/qvel for world ``world``.
 
@@ -456,7 +457,7 @@ def store_coordinates(coordinates, bodies, state, world, turns, vectors, grad, q
             turns[c] = value
         qpos[coordinates.qposadr[c]] = coordinates.qpos0[c] + value
         qvel[coordinates.dofadr[c]] = row_rate(rows, bodies, state, world, c, grad, vectors[0])
-    relative, body = np.empty(4), np.empty(4)
+    relative, body = grad[0:4], grad[4:8]  # (the rows are done with it)
     omega, parent_omega = vectors[1], vectors[2]
     for k in range(coordinates.ball_child.size):
         a, b = coordinates.ball_parent[k], coordinates.ball_child[k]
@@ -478,6 +479,67 @@ def store_coordinates(coordinates, bodies, state, world, turns, vectors, grad, q
         rotate_inverse(coordinates.ball_right[k], omega, omega)  # child body axes: rotate by iquat
         copy_into(omega, qvel[coordinates.ball_dofadr[k]:coordinates.ball_dofadr[k] + 3])
 
+
+
+
+# Columns of ``Reading.bodies``: per body its origin, quaternion, origin velocity and angular velocity.
+READ_POS, READ_QUAT, READ_LINVEL, READ_ANGVEL, READING_SIZE = 0, 3, 7, 10, 13
+
+
+class Reading(NamedTuple):
+    """What ``read_state`` reads of a world, with its scratch."""
+
+    free: np.ndarray  # (F,) engine index of each body with a free joint
+    qposadr: np.ndarray  # (F,) its free joint's address in qpos
+    dofadr: np.ndarray  # (F,) and in qvel
+    qpos: np.ndarray  # (nq,) out: MuJoCo's generalized positions
+    qvel: np.ndarray  # (nv,) out: and velocities
+    bodies: np.ndarray  # (B, READING_SIZE) out: each body's origin (m), quaternion, origin velocity (m/s) and
+    # angular velocity (rad/s), world frame
+    turns: np.ndarray  # (C,) scratch: a copy of the state's, against which hinge angles are unwrapped
+    frames: np.ndarray  # (B, FRAME_SIZE) scratch
+    vectors: np.ndarray  # (8, 3) scratch
+    grad: np.ndarray  # (12,) scratch
+
+    @staticmethod
+    def empty(free: np.ndarray, qposadr: np.ndarray, dofadr: np.ndarray, nq: int, nv: int, bodies: int,
+              coordinates: int) -> Reading:
+        return Reading(free, qposadr, dofadr, np.zeros(nq), np.zeros(nv), np.zeros((bodies, READING_SIZE)),
+                       np.zeros(coordinates), np.zeros((bodies, FRAME_SIZE)), np.zeros((8, 3)), np.zeros(12))
+
+
+@kernel
+def read_state(bodies, coordinates, state, world, reading):
+    """What a simulator hands out of world ``world``'s state, into ``reading``: MuJoCo's qpos and qvel, and each
+    body's frame (``kinematics.derive_frame``). The free joints take MuJoCo's layout (the origin and body
+    quaternion; the origin velocity, world frame, and angular velocity, body frame), the others'
+    ``store_coordinates``'s, its hinge angles unwrapped against a copy of the state's turns (reading does not
+    change the state)."""
+    qpos, qvel, frames, readings = reading.qpos, reading.qvel, reading.frames, reading.bodies
+    for i in range(qpos.size):
+        qpos[i] = 0.0
+    for i in range(qvel.size):
+        qvel[i] = 0.0
+    for b in range(readings.shape[0]):
+        derive_frame(bodies, state, world, b, frames)
+        frame, row = frames[b], readings[b]
+        for i in range(3):
+            row[READ_POS + i] = state.com[world, b, i] + frame[OFFSET + i]
+            row[READ_LINVEL + i] = frame[ORIGIN_VEL + i]
+            row[READ_ANGVEL + i] = frame[OMEGA + i]
+        for i in range(4):
+            row[READ_QUAT + i] = frame[BODY_QUAT + i]
+    for k in range(reading.free.size):
+        b, p, d = reading.free[k], reading.qposadr[k], reading.dofadr[k]
+        for i in range(3):
+            qpos[p + i] = readings[b, READ_POS + i]
+            qvel[d + i] = frames[b, ORIGIN_VEL + i]
+            qvel[d + 3 + i] = frames[b, OMEGA_LOCAL + i]
+        for i in range(4):
+            qpos[p + 3 + i] = frames[b, BODY_QUAT + i]
+    for c in range(reading.turns.size):
+        reading.turns[c] = state.turns[world, c]
+    store_coordinates(coordinates, bodies, state, world, reading.turns, reading.vectors, reading.grad, qpos, qvel)
 
 @kernel
 def add_coordinate_forces(coordinates, state, world, forces, grad, wrench):

@@ -1,14 +1,11 @@
-"""Per-body kinematics derived from the engine state, wrenches given at a point of a body, and the
-engine state written in MuJoCo's free-joint layout.
+"""Per-body kinematics derived from the engine state, and wrenches given at a point of a body.
 
 The per-step code works on scalars and indexes arrays in place (see :mod:`mechgym.physics.vectors`).
 """
 
 from __future__ import annotations
 
-import numpy as np
-
-from .jit import allocating, kernel
+from .jit import kernel
 from .state import world_spin
 from .vectors import mul, rot
 
@@ -49,20 +46,3 @@ def add_wrench_at(wrench, b, rx, ry, rz, fx, fy, fz, tx, ty, tz):
     wrench[b, 3] += tx + ry * fz - rz * fy
     wrench[b, 4] += ty + rz * fx - rx * fz
     wrench[b, 5] += tz + rx * fy - ry * fx
-
-
-@allocating
-def store_generalized(bodies, free, qposadr, dofadr, state, world, qpos, qvel):
-    """Write the free bodies ``free`` (F,) of world ``world`` into MuJoCo qpos (origin, body quaternion) and
-    qvel (origin velocity in the world frame, angular velocity in the body frame) at their free joints'
-    addresses (F,)."""
-    frames = np.empty((state.com.shape[1], FRAME_SIZE))
-    for k in range(qposadr.size):
-        b, p, d = free[k], qposadr[k], dofadr[k]
-        derive_frame(bodies, state, world, b, frames)
-        for i in range(3):
-            qpos[p + i] = state.com[world, b, i] + frames[b, OFFSET + i]
-            qvel[d + i] = frames[b, ORIGIN_VEL + i]
-            qvel[d + 3 + i] = frames[b, OMEGA_LOCAL + i]
-        for i in range(4):
-            qpos[p + 3 + i] = frames[b, BODY_QUAT + i]

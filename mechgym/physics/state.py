@@ -17,7 +17,7 @@ The last four make the continuation of a saved state bit-exact (warm starts incl
 
 MuJoCo's free joint: qpos = (body-frame origin, body quaternion); qvel = (origin velocity in the world
 frame, angular velocity in the BODY frame). ``load_generalized`` reads that layout here;
-``kinematics.store_generalized`` writes it.
+``joints.read_state`` writes it.
 """
 
 from __future__ import annotations

@@ -108,7 +108,7 @@ from .contact import (
 from .dispatch import unpack
 from .forces import CoordinateScratch, coordinate_wrench, smooth_wrench, window_impulse
 from .jit import kernel, zero_arrays
-from .joints import update_turns
+from .joints import read_state, update_turns
 from .kinematics import FRAME_SIZE
 from .rotation import free_rotor_drift
 from .state import kinetic_energy
@@ -595,27 +595,30 @@ def start_contacts(bodies, actuators, env, linkage, geoms, state, contacts, cont
 
 
 # What ``run`` does: its first argument.
-ADVANCE, START_CONTACTS = 0, 1
+ADVANCE, START_CONTACTS, READ = 0, 1, 2
 
 
 @kernel
 def run(operation, blocks, kind, windows, first_steps, n, h):
-    """The simulators' one entry point into the engine: ``advance`` (ADVANCE, returns 0) or ``start_contacts``
-    (START_CONTACTS, at a reset; returns the lowest result), so that the engine's code is compiled once for both
-    (Python calls a kernel through a twin, which compiles everything the kernel calls: ``physics.jit``), for each
-    simulator in turn: ``blocks`` (S, K) holds one simulator's arguments per row, those it passes as the same
-    objects at every call packed into one array (``dispatch.Packed(bodies, actuators, env, linkage, geoms,
-    confinements, state, contacts, contact_scratch, ctrl, status, step_scratch)``; ``kind`` their common
-    ``Packed.kind``, ``dispatch.stack`` the rows), so that a call from Python unboxes one array instead of ~250 per
-    simulator, and releases the GIL once for all of them. ``first_steps`` (S,): each simulator's global step
-    count; ``windows`` act on every simulator (the empty Windows where more than one is stepped)."""
+    """The simulators' one entry point into the engine: ``advance`` (ADVANCE, returns 0), ``start_contacts``
+    (START_CONTACTS, at a reset; returns the lowest result) or ``joints.read_state`` (READ, into the simulator's
+    reading; returns 0), so that the engine's code is compiled once for all three (Python calls a kernel through a
+    twin, which compiles everything the kernel calls: ``physics.jit``), for each simulator in turn: ``blocks``
+    (S, K) holds one simulator's arguments per row, those it passes as the same objects at every call packed into
+    one array (``dispatch.Packed(bodies, actuators, env, linkage, geoms, confinements, state, contacts,
+    contact_scratch, ctrl, status, step_scratch, reading)``; ``kind`` their common ``Packed.kind``,
+    ``dispatch.stack`` the rows), so that a call from Python unboxes one array instead of ~250 per simulator, and
+    releases the GIL once for all of them. ``first_steps`` (S,): each simulator's global step count; ``windows``
+    act on every simulator (the empty Windows where more than one is stepped)."""
     result = 0
     for s in range(len(blocks)):
         (bodies, actuators, env, linkage, geoms, confinements, state, contacts, contact_scratch, ctrl, status,
-         step_scratch) = unpack(blocks[s], kind)
+         step_scratch, reading) = unpack(blocks[s], kind)
         if operation == START_CONTACTS:
             result = min(result, start_contacts(bodies, actuators, env, linkage, geoms, state, contacts,
                                                 contact_scratch, ctrl, h, step_scratch))
+        elif operation == READ:
+            read_state(bodies, linkage.coordinates, state, 0, reading)
         else:
             advance(bodies, actuators, env, linkage, geoms, confinements, windows, state, contacts, contact_scratch,
                     ctrl, first_steps[s], n, h, status, step_scratch)

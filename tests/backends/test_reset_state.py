@@ -95,3 +95,29 @@ def test_readings_follow_every_change_of_state_and_cannot_change_it(backend):
     np.testing.assert_allclose(sim.qpos, [0.005, -0.003, 0.002], atol=1e-12)
     np.testing.assert_array_equal(sim.qvel, np.zeros(3))
     assert not np.array_equal(readings()[2], moved[2])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_derived_reading_is_computed_once_per_state(backend):
+    # Simulator.derived keeps a task's reading until the state changes: by a step (alone or in step_many),
+    # set_state or reset.
+    sim = mechgym.load("slider_crank", backend=backend, dt=1e-4)
+    start = sim.get_state()
+    calls = []
+
+    def slider_x():
+        calls.append(sim.step_count)
+        return float(sim.body("slider").pos[0])
+
+    first = sim.derived(slider_x)
+    assert sim.derived(slider_x) == first and calls == [0]
+    sim.step(5)
+    moved = sim.derived(slider_x)
+    assert moved != first and sim.derived(slider_x) == moved and calls == [0, 5]
+    type(sim).step_many([sim], 5)
+    assert sim.derived(slider_x) not in (first, moved) and calls == [0, 5, 10]
+    sim.set_state(start)
+    assert sim.derived(slider_x) == first and calls == [0, 5, 10, 0]
+    sim.step(5)
+    sim.reset()
+    assert sim.derived(slider_x) == first and calls == [0, 5, 10, 0, 0]
