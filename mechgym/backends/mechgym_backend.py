@@ -54,6 +54,7 @@ CONTACTS, CONTACTS_PER_BODY, PAIRS, PAIRS_PER_GEOM, EVENTS = 64, 8, 1024, 16, 10
 
 _NO_WINDOWS = Windows.empty()
 _RUN = Direct(run)  # (``step_many``'s: every simulator's own for its ``step``)
+_READ = "read"  # a key of Simulator._now: the reading arrays hold the current state (step.run read it after stepping)
 
 COMPILE_NOTICE = ("mechgym: compiling the in-house engine's numba kernels (first run on this machine only; "
                   "about 2 minutes on 2 cores)")
@@ -118,6 +119,7 @@ class MechgymSimulator(Simulator):
             self._run(ADVANCE, self._packed.alone, self._packed.kind, self._window_arrays(), self._first_step, n,
                       self._dt)
             n -= self._take_status()
+        self._now[_READ] = True
 
     def _take_status(self) -> int:
         """After the kernel ran: collect the impacts it recorded, count its steps, raise its failure; the steps it
@@ -166,6 +168,8 @@ class MechgymSimulator(Simulator):
             left = n - self._take_status()
             if left:
                 self._advance(left)
+            else:
+                self._now[_READ] = True
         except SimulationError as failed:
             return str(failed)
         return None
@@ -229,7 +233,8 @@ class MechgymSimulator(Simulator):
         compiled call (a task reads qpos, qvel and a few bodies every control step)."""
         reading = self._now.get("reading")
         if reading is None:
-            self._run(READ, self._packed.alone, self._packed.kind, _NO_WINDOWS, self._first_step, 0, self._dt)
+            if _READ not in self._now:
+                self._run(READ, self._packed.alone, self._packed.kind, _NO_WINDOWS, self._first_step, 0, self._dt)
             arrays = self._reading_arrays
             reading = self._now["reading"] = arrays.qpos.copy(), arrays.qvel.copy(), arrays.bodies.copy()
             for array in reading:

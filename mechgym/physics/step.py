@@ -600,16 +600,16 @@ ADVANCE, START_CONTACTS, READ = 0, 1, 2
 
 @kernel
 def run(operation, blocks, kind, windows, first_steps, n, h):
-    """The simulators' one entry point into the engine: ``advance`` (ADVANCE, returns 0), ``start_contacts``
-    (START_CONTACTS, at a reset; returns the lowest result) or ``joints.read_state`` (READ, into the simulator's
-    reading; returns 0), so that the engine's code is compiled once for all three (Python calls a kernel through a
-    twin, which compiles everything the kernel calls: ``physics.jit``), for each simulator in turn: ``blocks``
-    (S, K) holds one simulator's arguments per row, those it passes as the same objects at every call packed into
-    one array (``dispatch.Packed(bodies, actuators, env, linkage, geoms, confinements, state, contacts,
-    contact_scratch, ctrl, status, step_scratch, reading)``; ``kind`` their common ``Packed.kind``,
-    ``dispatch.stack`` the rows), so that a call from Python unboxes one array instead of ~250 per simulator, and
-    releases the GIL once for all of them. ``first_steps`` (S,): each simulator's global step count; ``windows``
-    act on every simulator (the empty Windows where more than one is stepped)."""
+    """The simulators' one entry point into the engine: ``advance`` then ``joints.read_state`` (ADVANCE: the
+    state that the steps leave read into the simulator's reading; returns 0), ``start_contacts`` (START_CONTACTS, at
+    a reset; returns the lowest result) or ``read_state`` alone (READ; returns 0), so that the engine's code is
+    compiled once for all (Python calls a kernel through a twin, which compiles everything the kernel calls:
+    ``physics.jit``), for each simulator in turn: ``blocks`` (S, K) holds one simulator's arguments per row, those
+    it passes as the same objects at every call packed into one array (``dispatch.Packed(bodies, actuators, env,
+    linkage, geoms, confinements, state, contacts, contact_scratch, ctrl, status, step_scratch, reading)``; ``kind``
+    their common ``Packed.kind``, ``dispatch.stack`` the rows), so that a call from Python unboxes one array instead
+    of ~250 per simulator, and releases the GIL once for all of them. ``first_steps`` (S,): each simulator's global
+    step count; ``windows`` act on every simulator (the empty Windows where more than one is stepped)."""
     result = 0
     for s in range(len(blocks)):
         (bodies, actuators, env, linkage, geoms, confinements, state, contacts, contact_scratch, ctrl, status,
@@ -617,9 +617,9 @@ def run(operation, blocks, kind, windows, first_steps, n, h):
         if operation == START_CONTACTS:
             result = min(result, start_contacts(bodies, actuators, env, linkage, geoms, state, contacts,
                                                 contact_scratch, ctrl, h, step_scratch))
-        elif operation == READ:
-            read_state(bodies, linkage.coordinates, state, 0, reading)
-        else:
+            continue
+        if operation == ADVANCE:
             advance(bodies, actuators, env, linkage, geoms, confinements, windows, state, contacts, contact_scratch,
                     ctrl, first_steps[s], n, h, status, step_scratch)
+        read_state(bodies, linkage.coordinates, state, 0, reading)
     return result
