@@ -114,12 +114,14 @@ class MechgymSimulator(Simulator):
 
     # ----------------------------------------------------------------- stepping
     def _advance(self, n: int) -> None:
+        if n == 0:
+            return
         while n > 0:
             self._first_step[0] = self._step_count
             self._run(ADVANCE, self._packed.alone, self._packed.kind, self._window_arrays(), self._first_step, n,
                       self._dt)
             n -= self._take_status()
-        self._now[_READ] = True
+        self._now[_READ] = True  # (the last call read the state its steps left)
 
     def _take_status(self) -> int:
         """After the kernel ran: collect the impacts it recorded, count its steps, raise its failure; the steps it
