@@ -103,6 +103,7 @@ class CubeDropEnv(MechEnv):
         self.slab_mid_plane = float(slab.pos[2])
         self.cube_half = float(cube.size[2])
         self.rest_height = self.slab_top + self.cube_half
+        self._rest_point = np.array([*self.slab_centre, self.rest_height])  # m: the resting centre
         self.mass = float(model.body("cube").mass[0])
         self.gravity = float(-model.opt.gravity[2])
         self._thrusters = [self._actuator(f"thrust_{axis}") for axis in "xyz"]
@@ -145,7 +146,7 @@ class CubeDropEnv(MechEnv):
 
     def _observe(self) -> np.ndarray:
         cube = self.sim.body("cube")
-        offset = cube.pos - np.array([*self.slab_centre, self.rest_height])
+        offset = cube.pos - self._rest_point
         quat = cube.quat if cube.quat[0] >= 0 else -cube.quat
         return np.concatenate((offset, quat, cube.linvel, cube.angvel))
 

@@ -4,7 +4,9 @@ The base class keeps what all tasks share: the backend and its physics step, the
 (``decimation`` physics steps per action, run in one ``sim.step`` call), the episode length in seconds of
 simulated time, action checking and scaling, failure handling, rendering and the ``info`` dict. A task
 (one module beside its scene in ``envs/``) supplies the spaces, the initial state, how an action sets the
-controls, the observation, and the reward terms, success and failures of a step.
+controls, the observation, and the reward terms, success and failures of a step. A reading that several of
+its hooks use (the slider-crank's gaps, the gripper's pad faces) goes through ``self.sim.derived(self._method)``:
+computed once per state.
 
 Conventions for every task:
 - actions lie in [-1, 1]; out-of-range values are clipped, non-finite ones raise ``ValueError``;
