@@ -480,8 +480,6 @@ def store_coordinates(coordinates, bodies, state, world, turns, vectors, grad, q
         copy_into(omega, qvel[coordinates.ball_dofadr[k]:coordinates.ball_dofadr[k] + 3])
 
 
-
-
 # Columns of ``Reading.bodies``: per body its origin, quaternion, origin velocity and angular velocity.
 READ_POS, READ_QUAT, READ_LINVEL, READ_ANGVEL, READING_SIZE = 0, 3, 7, 10, 13
 
@@ -540,6 +538,7 @@ def read_state(bodies, coordinates, state, world, reading):
     for c in range(reading.turns.size):
         reading.turns[c] = state.turns[world, c]
     store_coordinates(coordinates, bodies, state, world, reading.turns, reading.vectors, reading.grad, qpos, qvel)
+
 
 @kernel
 def add_coordinate_forces(coordinates, state, world, forces, grad, wrench):
