@@ -70,6 +70,12 @@ IMPACT_WEIGHT = 0.001  # reward per N s of impulse: small enough that the target
 TARGETS, START_SPEEDS, NOMINAL = (100.0, 200.0), (125.0, 175.0), 150.0  # rad/s
 
 
+def _absolute(relative: np.ndarray) -> list[float]:
+    """theta_1..3 (rad) of the MJCF hinges' relative angles, or their rates (rad/s) of the relative rates: each
+    child's added to its parent's."""
+    return list(accumulate(relative.tolist()))
+
+
 class SliderCrankEnv(MechEnv):
     __doc__ = __doc__
 
@@ -123,7 +129,7 @@ class SliderCrankEnv(MechEnv):
         return qpos, qvel, np.zeros(model.nu)
 
     def _begin_episode(self) -> None:
-        self._start_angle = self._absolute_angles(self.sim.qpos)[0]
+        self._start_angle = _absolute(self.sim.qpos[self._hinges])[0]
         self._angles = deque([self._start_angle], maxlen=self._window + 1)
 
     # ----------------------------------------------------------------- step
@@ -131,14 +137,10 @@ class SliderCrankEnv(MechEnv):
         index, low, high = self._motor
         self.sim.ctrl[index] = self._scaled(action[0], low, high)
 
-    def _absolute_angles(self, qpos: np.ndarray) -> list[float]:
-        """theta_1..3 (rad): the MJCF hinges are relative, each child's angle added to its parent's."""
-        return list(accumulate(qpos[self._hinges].tolist()))
 
     def _observe(self) -> np.ndarray:
         sim = self.sim
-        theta = self._absolute_angles(sim.qpos)
-        omega = list(accumulate(sim.qvel[self._hinge_dofs].tolist()))  # (rad/s)
+        theta, omega = _absolute(sim.qpos[self._hinges]), _absolute(sim.qvel[self._hinge_dofs])
         if sim.step_count > 0:  # one sample per control step; reset put in the first
             self._angles.append(theta[0])
         steps = len(self._angles) - 1

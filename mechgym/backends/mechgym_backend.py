@@ -114,14 +114,12 @@ class MechgymSimulator(Simulator):
 
     # ----------------------------------------------------------------- stepping
     def _advance(self, n: int) -> None:
-        if n == 0:
-            return
         while n > 0:
             self._first_step[0] = self._step_count
             self._run(ADVANCE, self._packed.alone, self._packed.kind, self._window_arrays(), self._first_step, n,
                       self._dt)
+            self._now[_READ] = True  # (the call read the state its steps left)
             n -= self._take_status()
-        self._now[_READ] = True  # (the last call read the state its steps left)
 
     def _take_status(self) -> int:
         """After the kernel ran: collect the impacts it recorded, count its steps, raise its failure; the steps it
@@ -166,12 +164,11 @@ class MechgymSimulator(Simulator):
     def _finish_steps(self, n: int) -> str | None:
         """After the kernel ran ``n`` steps of this simulator among others: take its status and take the steps it
         left (an early stop); its failure message, or None."""
+        self._now[_READ] = True  # (the call read the state its steps left)
         try:
             left = n - self._take_status()
             if left:
                 self._advance(left)
-            else:
-                self._now[_READ] = True
         except SimulationError as failed:
             return str(failed)
         return None
