@@ -158,7 +158,7 @@ class Workspace(NamedTuple):
     # (R, 12) W D^T of each row's impulse direction D (G0 in SHAKE, G in the projection, which the contacts'
     # velocity solve reads too; G at the poses of the contacts' position correction, contact.position)
     mobility: np.ndarray
-    matrix: np.ndarray  # (R, R) K = scale G W D^T over the active rows (see ``_assemble``)
+    matrix: np.ndarray  # (R, R) K = G W D^T over the active rows (see ``_assemble``)
     factored: np.ndarray  # (R, R) LU factors of K over the member rows (``linalg.lu_factor``)
     order: np.ndarray  # (R,) int64: the member rows of the factored set, in row order
     pivot: np.ndarray  # (R,) int64: row swaps of the LU
@@ -186,6 +186,10 @@ class Workspace(NamedTuple):
     # and mobilities those stages read at those orientations
     spin0: np.ndarray
     spin: np.ndarray
+    # (R,) g of each row at the poses of the last ``begin_projection``, whose gradients stay in ``gradient`` and world
+    # inverse inertias in ``spin``: while ``matrix`` is held (HELD_PROJECTION, the poses unmoved since), the next
+    # step's ``begin_step`` takes the three up as g(q_n), G(q_n) and W(q_n) instead of evaluating them again
+    projection_value: np.ndarray
 
     @staticmethod
     def empty(bodies: int, rows: int, cleared: bool = True) -> Workspace:
@@ -200,7 +204,7 @@ class Workspace(NamedTuple):
                          index, index.copy(), index.copy(), np.zeros(2, dtype=np.int64),
                          np.zeros(rows, dtype=np.bool_), np.zeros(rows), np.zeros(rows), np.zeros(rows),
                          np.zeros(rows), np.zeros(bodies, dtype=np.bool_), np.zeros(1), np.zeros(rows),
-                         np.zeros(rows), np.zeros(3), np.zeros((bodies, 6)), np.zeros((bodies, 6)))
+                         np.zeros(rows), np.zeros(3), np.zeros((bodies, 6)), np.zeros((bodies, 6)), np.zeros(rows))
         if cleared:
             clear_workspace(work)
         return work
@@ -394,16 +398,25 @@ def damper_compliance(damping, h):
 def begin_step(rows, bodies, state, world, h, work):
     """At the start of the step, before the opening kick: store c_n, q_n, v_n, L_n, the start-of-step values g(q_n)
     and gradients G(q_n), and each damper row's rate G(q_n) v_n and compliance (``damper_compliance``), which
-    SHAKE's opening half of the damping starts from. The impulses and chord rates of the previous step stay in
-    ``work`` as the warm start of this one (zero them when the state jumps, e.g. on reset)."""
+    SHAKE's opening half of the damping starts from. g, G and W at q_n are the last velocity projection's where the
+    poses have not moved since (``Workspace.projection_value``). The impulses and chord rates of the previous step
+    stay in ``work`` as the warm start of this one (zero them when the state jumps, e.g. on reset)."""
     for body in range(work.com0.shape[0]):
         copy_into(state.com[world, body], work.com0[body])
         copy_into(state.quat[world, body], work.quat0[body])
         copy_into(state.vel[world, body], work.vel0[body])
         copy_into(state.momentum[world, body], work.momentum0[body])
-    take_spins(bodies, work.quat0, work.spin0)
+    if work.held[0] == HELD_PROJECTION and work.held[1] == world:
+        for body in range(work.spin0.shape[0]):
+            copy_into(work.spin[body], work.spin0[body])
+        for r in range(rows.kind.size):
+            work.start_value[r] = work.projection_value[r]
+            copy_into(work.gradient[r], work.start_gradient[r])
+    else:
+        take_spins(bodies, work.quat0, work.spin0)
+        for r in range(rows.kind.size):
+            work.start_value[r] = evaluate_row(rows, r, state, world, work.start_gradient[r])
     for r in range(rows.kind.size):
-        work.start_value[r] = evaluate_row(rows, r, state, world, work.start_gradient[r])
         work.compliance[r] = damper_compliance(rows.damping[r], h)
         if rows.damping[r] > 0.0:
             work.damper_start[r] = _start_rate(rows, state, world, r, work)
@@ -494,17 +507,17 @@ def _shared_coupling(rows, gradient, i, mobility, j):
 
 
 @kernel
-def _assemble(rows, gradient, work, scale):
-    """work.matrix[i, j] = scale G_i W D_j^T over the rows taking part (``work.active``), with G the rows'
-    gradients in ``gradient`` (R, 12) and W D^T in ``work.mobility``: the change of the residual of row i per
-    unit impulse along row j (K, dense; rows with no body in common couple by 0). Forgets the factored set."""
+def _assemble(rows, gradient, work):
+    """work.matrix[i, j] = G_i W D_j^T over the rows taking part (``work.active``), with G the rows' gradients in
+    ``gradient`` (R, 12) and W D^T in ``work.mobility``: the change of the residual of row i per unit impulse along
+    row j (K, dense; rows with no body in common couple by 0). Forgets the factored set."""
     count = rows.kind.size
     for i in range(count):
         if not work.active[i]:
             continue
         for j in range(count):
             if work.active[j]:
-                work.matrix[i, j] = scale * _shared_coupling(rows, gradient, i, work.mobility, j)
+                work.matrix[i, j] = _shared_coupling(rows, gradient, i, work.mobility, j)
     work.sizes[0] = -1
 
 
@@ -641,7 +654,7 @@ def _prepare_shake(rows, bodies, state, world, gradient, work):
     for r in range(rows.kind.size):
         _mobility(bodies, work.spin, rows, r, work.start_gradient[r], work.mobility[r])
         work.active[r] = _shared_coupling(rows, work.start_gradient, r, work.mobility, r) > 0.0
-    _assemble(rows, gradient, work, 1.0)
+    _assemble(rows, gradient, work)
     for r in range(rows.kind.size):
         if work.active[r]:
             work.matrix[r, r] += work.compliance[r]
@@ -885,7 +898,7 @@ def begin_projection(rows, bodies, solver, state, world, half, work):
     take_spins(bodies, state.quat[world], work.spin)
     for r in range(rows.kind.size):
         grad = work.gradient[r]
-        value = evaluate_row(rows, r, state, world, grad)
+        value = work.projection_value[r] = evaluate_row(rows, r, state, world, grad)
         _mobility(bodies, work.spin, rows, r, grad, work.mobility[r])
         work.compliance[r] = damper_compliance(rows.damping[r], 2.0 * half)
         acting = work.compliance[r] > 0.0 if rows.damping[r] > 0.0 else (
@@ -895,7 +908,7 @@ def begin_projection(rows, bodies, solver, state, world, half, work):
         guess = work.impulse_velocity[r] if work.active[r] else 0.0
         work.impulse_velocity[r] = guess
         apply_impulse(bodies, state, world, rows.body_a[r], rows.body_b[r], grad, guess)
-    _assemble(rows, work.gradient, work, 1.0)
+    _assemble(rows, work.gradient, work)
     for r in range(rows.kind.size):
         if work.active[r]:
             work.matrix[r, r] += work.compliance[r]

@@ -12,7 +12,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .actuators import actuator_force, actuator_wrench
-from .constraints import row_rate
+from .constraints import evaluate_row, row_rate
 from .jit import kernel
 from .joints import add_coordinate_forces, coordinate_value
 from .kinematics import BODY_QUAT, OFFSET, OMEGA_LOCAL, ORIGIN_VEL, add_wrench_at, derive_frame
@@ -69,8 +69,6 @@ def _damping(bodies, b, frames, wrench):
 class CoordinateScratch(NamedTuple):
     """Scratch of ``coordinate_wrench`` for C hinge/slide coordinates."""
 
-    value: np.ndarray  # (C,) joint displacement from qpos0, rad or m
-    rate: np.ndarray  # (C,) qvel, rad/s or m/s
     force: np.ndarray  # (C,) generalised force, N m or N
     grad: np.ndarray  # (12,)
     omega: np.ndarray  # (3,)
@@ -78,8 +76,7 @@ class CoordinateScratch(NamedTuple):
     @staticmethod
     def zeros(coordinates: int) -> CoordinateScratch:
         """A zeroed ``CoordinateScratch`` for ``coordinates`` hinge/slide coordinates."""
-        return CoordinateScratch(np.zeros(coordinates), np.zeros(coordinates), np.zeros(coordinates), np.zeros(12),
-                                 np.zeros(3))
+        return CoordinateScratch(np.zeros(coordinates), np.zeros(12), np.zeros(3))
 
 
 @kernel
@@ -88,30 +85,49 @@ def coordinate_wrench(bodies, actuators, coordinates, state, world, ctrl, scratc
     less what the damper rows apply implicitly (``constraints.damper_compliance``): the joint damping
     (qfrc_damper) and the velocity term of each ``actuators.damper``. Per coordinate c: q = qpos0 + g (unwrapped
     against state.turns) and qvel = G v of its measuring row; Q_c = sum over its actuators of gear0 a with
-    a = actuator_force(l = gear0 q, v = gear0 qvel); Q acts on the two bodies as Q G (virtual work,
-    ``joints.add_coordinate_forces``)."""
+    a = actuator_force(l = gear0 q, v = gear0 qvel), q and qvel taken only for an actuator whose force law reads
+    them (l = 0, v = 0 for the others: a motor's force is gear0 ctrl); Q acts on the two bodies as Q G (virtual
+    work, ``joints.add_coordinate_forces``)."""
     rows = coordinates.rows
-    turns = state.turns[world]
     for c in range(rows.kind.size):
-        scratch.value[c] = coordinate_value(coordinates, c, state, world, turns, scratch.grad)
-        scratch.rate[c] = row_rate(rows, bodies, state, world, c, scratch.grad, scratch.omega)
         scratch.force[c] = 0.0
     for i in range(actuators.coordinate.size):
         c = actuators.coordinate[i]
         if c < 0:
             continue
         gear = actuators.gear[i, 0]
-        length = gear * (coordinates.qpos0[c] + scratch.value[c])
-        rate = 0.0 if actuators.damper[i] else scratch.rate[c]
-        scratch.force[c] += gear * actuator_force(actuators, i, ctrl, length, gear * rate)
+        length, rate = 0.0, 0.0
+        if actuators.gain_len[i] != 0.0 or actuators.bias_len[i] != 0.0:
+            length = gear * (coordinates.qpos0[c] + coordinate_value(coordinates, c, state, world,
+                                                                      state.turns[world], scratch.grad))
+        if not actuators.damper[i] and (actuators.gain_vel[i] != 0.0 or actuators.bias_vel[i] != 0.0):
+            evaluate_row(rows, c, state, world, scratch.grad)
+            rate = gear * row_rate(rows, bodies, state, world, c, scratch.grad, scratch.omega)
+        scratch.force[c] += gear * actuator_force(actuators, i, ctrl, length, rate)
     add_coordinate_forces(coordinates, state, world, scratch.force, scratch.grad, wrench)
+
+
+@kernel(inline=True)
+def applied_wrench(bodies, actuators, env, coordinates, state, world, ctrl, frames, scratch, wrench):
+    """wrench (B, 6) = the smooth forces (N, N m about each COM) at the state of ``world`` under ``ctrl``: those on
+    the bodies (``smooth_wrench``, in a scene with any: ``Environment.smooth``; else 0) and the hinge/slide
+    actuators' (``coordinate_wrench``, in a scene with any: ``Environment.coordinate_forces``). ``frames``
+    (B, FRAME_SIZE) and ``scratch`` (a CoordinateScratch) are scratch."""
+    if env.smooth:
+        smooth_wrench(bodies, actuators, env, state, world, ctrl, frames, wrench)
+    else:
+        for b in range(wrench.shape[0]):
+            for i in range(6):
+                wrench[b, i] = 0.0
+    if env.coordinate_forces:
+        coordinate_wrench(bodies, actuators, coordinates, state, world, ctrl, scratch, wrench)
 
 
 @kernel(inline=True)
 def smooth_wrench(bodies, actuators, env, state, world, ctrl, frames, wrench):
     """wrench[b] = sum of fluid, free-joint damping and free-joint/site actuator wrenches (N, N m) about each
     COM at the state of ``world``; ``frames`` (B, FRAME_SIZE) holds each body's derived frame afterwards.
-    Hinge/slide damping and actuators are added by ``coordinate_wrench`` (step.py calls both)."""
+    Hinge/slide damping and actuators are added by ``coordinate_wrench`` (``applied_wrench`` calls both)."""
     for b in range(wrench.shape[0]):
         for i in range(6):
             wrench[b, i] = 0.0

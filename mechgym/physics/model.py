@@ -80,7 +80,7 @@ class Environment(NamedTuple):
     gravity: np.ndarray  # (3,) m/s^2 (zero when gravity is disabled)
     wind: np.ndarray  # (3,) m/s, for the fluid forces
     fluid: bool  # any fluid force
-    smooth: bool  # any fluid, free-joint damping or actuator force at all (else the smooth wrench is identically zero)
+    smooth: bool  # any fluid, free-joint damping, free-joint or site actuator (else forces.smooth_wrench is 0)
     implicit: bool  # a force depends on velocity other than through damper rows: fixed-point closing kick
     coordinate_forces: bool  # any hinge/slide actuator (evaluated on the coordinates' rows)
     contacts: bool  # some geoms can collide: the step finds and solves contacts (contact.py)
@@ -145,7 +145,7 @@ def build_model(model: mujoco.MjModel) -> EngineModel:
     undamped = ~actuators.damper
     implicit = fluid or bool(np.any(damping)) or bool(np.any(actuators.gain_vel[undamped])
                                                         or np.any(actuators.bias_vel[undamped]))
-    smooth = fluid or bool(np.any(damping)) or actuators.body.size > 0
+    smooth = fluid or bool(np.any(damping)) or bool(np.any(actuators.body >= 0))
     coordinate_forces = bool(np.any(actuators.coordinate >= 0))
     contacts = colliding_pairs(model)[0].size > 0
     env = Environment(gravity, model.opt.wind.copy(), fluid, smooth, implicit, coordinate_forces, contacts)

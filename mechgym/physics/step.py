@@ -106,7 +106,7 @@ from .contact import (
     warm_start,
 )
 from .dispatch import unpack
-from .forces import CoordinateScratch, coordinate_wrench, smooth_wrench, window_impulse
+from .forces import CoordinateScratch, applied_wrench, window_impulse
 from .jit import kernel, zero_arrays
 from .joints import read_state, update_turns
 from .kinematics import FRAME_SIZE
@@ -225,11 +225,9 @@ def resting_forces(bodies, actuators, env, linkage, state, world, ctrl, scratch)
     dampers are rows, not forces (``constraints.damper_compliance``). (``advance`` evaluates the same two terms
     itself, and only in scenes with smooth forces.)"""
     clear_step_scratch(scratch)
-    if env.smooth:
-        smooth_wrench(bodies, actuators, env, state, world, ctrl, scratch.frames, scratch.wrench)
-        if env.coordinate_forces:
-            coordinate_wrench(bodies, actuators, linkage.coordinates, state, world, ctrl, scratch.coordinates,
-                              scratch.wrench)
+    if env.smooth or env.coordinate_forces:
+        applied_wrench(bodies, actuators, env, linkage.coordinates, state, world, ctrl, scratch.frames,
+                       scratch.coordinates, scratch.wrench)
 
 
 @kernel
@@ -263,9 +261,7 @@ def closing_kick(bodies, actuators, env, linkage, constrained, state, world, ctr
             start[b, 3 + i] = state.momentum[world, b, i]
     for iteration in range(CLOSING_KICK_ITERATIONS):
         if iteration > 0:
-            smooth_wrench(bodies, actuators, env, state, world, ctrl, frames, wrench)
-            if env.coordinate_forces:
-                coordinate_wrench(bodies, actuators, linkage.coordinates, state, world, ctrl, scratch, wrench)
+            applied_wrench(bodies, actuators, env, linkage.coordinates, state, world, ctrl, frames, scratch, wrench)
         converged = iteration > 0
         along, across = 0.0, 0.0  # r . dr, dr . dr in the kinetic-energy metric
         for b in range(start.shape[0]):
@@ -405,13 +401,9 @@ def _step(bodies, actuators, env, linkage, geoms, confinements, windows, state, 
     t_mid = t0 + half
     if constrained or contacting:
         begin_step(rows, bodies, state, world, h, work)
-    # Scenes without smooth forces keep wrench = 0 and skip its evaluation. The hinge/slide forces are added here
-    # and not inside the inlined smooth_wrench: there, their call (never made without such forces) measurably
-    # doubled the step time of scenes without them.
-    if env.smooth:
-        smooth_wrench(bodies, actuators, env, state, world, ctrl, frames, wrench)
-        if env.coordinate_forces:
-            coordinate_wrench(bodies, actuators, linkage.coordinates, state, world, ctrl, scratch, wrench)
+    # Scenes without smooth forces keep wrench = 0 and skip its evaluation.
+    if env.smooth or env.coordinate_forces:
+        applied_wrench(bodies, actuators, env, linkage.coordinates, state, world, ctrl, frames, scratch, wrench)
     window_impulse(windows, world, t0, t_mid, impulse)
     opening_kick(bodies, env, state, world, half, wrench, impulse)
     if contacting:
@@ -448,10 +440,8 @@ def _step(bodies, actuators, env, linkage, geoms, confinements, windows, state, 
         if code != OK:
             return code
     else:
-        if env.smooth:
-            smooth_wrench(bodies, actuators, env, state, world, ctrl, frames, wrench)
-            if env.coordinate_forces:
-                coordinate_wrench(bodies, actuators, linkage.coordinates, state, world, ctrl, scratch, wrench)
+        if env.smooth or env.coordinate_forces:
+            applied_wrench(bodies, actuators, env, linkage.coordinates, state, world, ctrl, frames, scratch, wrench)
         opening_kick(bodies, env, state, world, half, wrench, impulse)
         if constrained and project_velocity(rows, bodies, solver, state, world, h, work) < 0:
             return NOT_PROJECTED
