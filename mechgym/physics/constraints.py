@@ -229,7 +229,7 @@ def _hold(work, kind, world, h):
     work.held[0], work.held[1], work.held[2] = kind, world, h
 
 
-@kernel
+@kernel(inline=True)
 def _holds(work, kind, world, h):
     """Whether ``work.matrix`` holds the matrix ``kind`` of world ``world`` for the step length ``h``."""
     return work.held[0] == kind and work.held[1] == world and work.held[2] == h
@@ -262,7 +262,7 @@ def _point(com, quat, world, body, table, r):
     return lever, (com[world, body, 0] + lever[0], com[world, body, 1] + lever[1], com[world, body, 2] + lever[2])
 
 
-@kernel
+@kernel(inline=True)
 def evaluate_row(rows, r, state, world, grad):
     """Return g of row ``r`` at the current poses of world ``world`` and write its gradient into ``grad``
     (12,): [dg/dx_a, dg/dtheta_a, dg/dx_b, dg/dtheta_b] (world frame)."""
@@ -394,7 +394,7 @@ def damper_compliance(damping, h):
     return 4.0 / (h * damping) if h > 0.0 and damping > 0.0 else 0.0
 
 
-@kernel
+@kernel(inline=True)
 def begin_step(rows, bodies, state, world, h, work):
     """At the start of the step, before the opening kick: store c_n, q_n, v_n, L_n, the start-of-step values g(q_n)
     and gradients G(q_n), and each damper row's rate G(q_n) v_n and compliance (``damper_compliance``), which
@@ -444,14 +444,14 @@ def _damper_error(value, stored, start):
     return max(0.0, abs(value) - DAMPER_ROUNDING * (abs(stored) + abs(start)))
 
 
-@kernel
+@kernel(inline=True)
 def take_spins(bodies, quats, out):
     """out[b] = body b's world inverse inertia at the orientation ``quats[b]`` (``state.world_inverse_inertia``)."""
     for body in range(out.shape[0]):
         world_inverse_inertia(quats[body], bodies.inv_inertia[body], out[body])
 
 
-@kernel
+@kernel(inline=True)
 def _mobility(bodies, spin, rows, r, grad, out):
     """out (12,) = W grad^T: the velocity change (per unit impulse along ``grad``) of row r's bodies, dg/dx / m
     on the linear columns and R diag(1/I) R^T dg/dtheta on the angular ones (W at the orientations whose world
@@ -500,13 +500,13 @@ def shared_dot(a_i, b_i, left, i, a_j, b_j, right, j):
     return total
 
 
-@kernel
+@kernel(inline=True)
 def _shared_coupling(rows, gradient, i, mobility, j):
     """G_i W D_j^T of two rows (``shared_dot``) from their gradients ``gradient`` and W D^T ``mobility``."""
     return shared_dot(rows.body_a[i], rows.body_b[i], gradient, i, rows.body_a[j], rows.body_b[j], mobility, j)
 
 
-@kernel
+@kernel(inline=True)
 def _assemble(rows, gradient, work):
     """work.matrix[i, j] = G_i W D_j^T over the rows taking part (``work.active``), with G the rows' gradients in
     ``gradient`` (R, 12) and W D^T in ``work.mobility``: the change of the residual of row i per unit impulse along
@@ -521,7 +521,7 @@ def _assemble(rows, gradient, work):
     work.sizes[0] = -1
 
 
-@kernel
+@kernel(inline=True)
 def _initial_set(sense, active, residual, total, member):
     """The rows solved as equalities first (``member``): every equality row taking part (``active``), and
     each one-sided one that pushes (total != 0) or is violated (sense * residual < 0)."""
@@ -529,7 +529,7 @@ def _initial_set(sense, active, residual, total, member):
         member[r] = active[r] and (sense[r] == EQUALITY or total[r] != 0.0 or sense[r] * residual[r] < 0.0)
 
 
-@kernel
+@kernel(inline=True)
 def _factor_set(member, matrix, factored, order, pivot, pivot_column, diagonal, sizes):
     """Gather K (``matrix``) over the member rows, in row order (``order``), into ``factored`` and LU-factor
     it, unless that set is factored already (``sizes``: its row count, -1 for none, and rank). Returns
@@ -550,7 +550,7 @@ def _factor_set(member, matrix, factored, order, pivot, pivot_column, diagonal, 
     return m, sizes[1]
 
 
-@kernel
+@kernel(inline=True)
 def _solve_set(work, total):
     """work.delta: the multiplier changes that zero the linearised residual of every member row, r_i +
     sum_j K_ij delta_j = 0, while each released row (one-sided, taking part, not a member, total != 0) drops
@@ -576,7 +576,7 @@ def _solve_set(work, total):
         delta[order[k]] = rhs[k]
 
 
-@kernel
+@kernel(inline=True)
 def _update_set(sense, active, member, residual, delta, matrix, total, threshold):
     """Complementarity of the one-sided rows after ``_solve_set``: members whose multiplier would pull
     (sense * (total + delta) < 0) leave the set; if none does, the non-members that would end violated
@@ -601,7 +601,7 @@ def _update_set(sense, active, member, residual, delta, matrix, total, threshold
     return changed
 
 
-@kernel
+@kernel(inline=True)
 def _solve_pass(rows, work, total, threshold):
     """One linearised solve of the rows taking part for the residuals ``work.residual`` and the accumulated
     multipliers ``total``, into ``work.delta``: the equality rows exactly (r + K delta = 0), the one-sided
@@ -620,7 +620,7 @@ def _solve_pass(rows, work, total, threshold):
 # ---- SHAKE -------------------------------------------------------------------------------------------------
 
 
-@kernel
+@kernel(inline=True)
 def _apply_shake(rows, bodies, state, world, h, work):
     """Add the impulses work.delta (N s, N m s) to ``work.impulse_position`` and apply them along G(q_n) to the
     half-step (v, L), then re-drift each body that received one, once."""
@@ -640,7 +640,7 @@ def _apply_shake(rows, bodies, state, world, h, work):
             work.kicked[body] = False
 
 
-@kernel
+@kernel(inline=True)
 def _prepare_shake(rows, bodies, state, world, gradient, work):
     """The quasi-Newton matrix of this step's SHAKE divided by h, K = G W G0^T with G the rows' gradients in
     ``gradient`` (R, 12) and W at the current orientations (G0 and q_n themselves in ``predict_shake``; an iterate's
@@ -660,7 +660,7 @@ def _prepare_shake(rows, bodies, state, world, gradient, work):
             work.matrix[r, r] += work.compliance[r]
 
 
-@kernel
+@kernel(inline=True)
 def _join_movable_rows(rows, work):
     """Extend the velocity projection's K that ``work`` holds (HELD_PROJECTION: at the current poses, its
     gradients and W G^T in ``work.gradient`` and ``work.mobility``) to every row that can move a body (G W G^T > 0,
@@ -689,7 +689,7 @@ def _damper_residual(rows, bodies, state, world, h, work, r):
                 + work.damper_start[r])
 
 
-@kernel
+@kernel(inline=True)
 def _position_residuals(rows, bodies, state, world, h, work):
     """g and G of every row at the current poses (``work.residual``, ``work.gradient``; a damper's residual
     and gradient are ``_damper_residual``'s); returns the largest error of the rows that act (``_acting_error``
@@ -707,7 +707,7 @@ def _position_residuals(rows, bodies, state, world, h, work):
     return worst
 
 
-@kernel
+@kernel(inline=True)
 def predict_shake(rows, bodies, solver, state, world, h, work):
     """SHAKE's first iterate, taken before the drift (after ``begin_step``): impulses lambda along G0 = G(q_n)
     on the half-step (v, L) that make the drift's linear prediction of every row that acts meet its aim,
@@ -744,7 +744,7 @@ def predict_shake(rows, bodies, solver, state, world, h, work):
                           work.delta[r])
 
 
-@kernel
+@kernel(inline=True)
 def _keep_chord_rates(rows, bodies, state, world, h, work):
     """After SHAKE has met every row: ``work.chord_rate`` = G0 v_half + g(q_n)/h of each row that acts (an
     equality row, or a one-sided row with an impulse), 0 for the others (``Workspace.chord_rate``)."""
@@ -755,7 +755,7 @@ def _keep_chord_rates(rows, bodies, state, world, h, work):
             work.chord_rate[r] = _start_rate(rows, state, world, r, work) + work.start_value[r] / h
 
 
-@kernel
+@kernel(inline=True)
 def shake(rows, bodies, solver, state, world, h, work):
     """Project the drifted poses of world ``world`` back onto the rows (after step.drift, before the
     closing kick) and correct the half-step velocities and momenta to match. ``begin_step`` and
@@ -836,7 +836,7 @@ def _spin_rate(spin, state, world, body, grad, column):
                           tensor_spin(spin[body], momentum[0], momentum[1], momentum[2]))
 
 
-@kernel
+@kernel(inline=True)
 def rate_with(rows, spin, state, world, r, grad):
     """G v of row r for the gradient ``grad`` (m/s or rad/s), the angular velocities from the world inverse
     inertias ``spin`` (B, 6) (``take_spins``: ``Workspace.spin``, ``Workspace.spin0``, the contact solve's
@@ -883,7 +883,7 @@ def start_damper_rates(rows, bodies, state, world, work):
             work.damper_start[r] = row_rate(rows, bodies, state, world, r, work.gradient[r], work.vectors[0])
 
 
-@kernel
+@kernel(inline=True)
 def begin_projection(rows, bodies, solver, state, world, half, work):
     """Set up the velocity projection at the current poses: each row's gradient G(q_{n+1}), W G^T and the
     matrix K = G W G^T, which rows take part (``work.active``, see ``project_velocity``), and the warm start:
@@ -916,7 +916,7 @@ def begin_projection(rows, bodies, solver, state, world, half, work):
     _hold(work, HELD_PROJECTION, world, 2.0 * half)
 
 
-@kernel
+@kernel(inline=True)
 def projection_sweep(rows, bodies, state, world, work):
     """One pass of the velocity projection (after ``begin_projection``): the rates G v of the active rows at
     the current velocities, then, unless they already meet the tolerance, one ``_solve_pass`` (exact for the

@@ -79,7 +79,7 @@ class CoordinateScratch(NamedTuple):
         return CoordinateScratch(np.zeros(coordinates), np.zeros(12), np.zeros(3))
 
 
-@kernel
+@kernel(inline=True)
 def coordinate_wrench(bodies, actuators, coordinates, state, world, ctrl, scratch, wrench):
     """Add the hinge/slide actuator forces (MuJoCo's qfrc_actuator on those dofs) to the bodies' wrenches (B, 6),
     less what the damper rows apply implicitly (``constraints.damper_compliance``): the joint damping

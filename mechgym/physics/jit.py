@@ -45,7 +45,12 @@ of the function's own file: an edit of any engine module compiles them anew.
 
 ``kernel(inline=True)`` marks a kernel's code ``alwaysinline``: LLVM inlines it into every compiled caller when it
 optimizes the twin's module (the step's stages into ``advance``, where a call would pass the step's named tuples as
-thousands of scalar arguments, about 1 µs a call). numba's own inlining (``njit(inline="always")``) deep-copies the
+thousands of scalar arguments, about 1 µs a call). A call that is not inlined passes every array of a named tuple as
+its pointers, size, shape and strides, most of them on the stack: a helper handed the constraint rows and the state
+receives about 150 numbers, one handed the contact set and the workspaces several hundred, whatever few arrays it
+reads. So the kernels that take named tuples and run on every step (the stages and their parts, a row's evaluation
+and rate, a contact sweep and its parts) are inline; those of the rare paths (a reset's resting reactions, a new
+contact pair, the direct solves) are not, where inlining would only lengthen the first compile. numba's own inlining (``njit(inline="always")``) deep-copies the
 callee's IR into each caller, then types and lowers each copy again: 38 s of the first compile on 2 cores went to
 those copies, most of them of the step's stages. (An inlined kernel is still a kernel: it may return an array only
 if it is one of its arguments.)

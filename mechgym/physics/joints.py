@@ -433,7 +433,7 @@ def coordinate_value(coordinates, c, state, world, turns, grad):
     return value
 
 
-@kernel
+@kernel(inline=True)
 def update_turns(coordinates, state, world, turns, grad):
     """turns[c] = the unwrapped angle of every hinge coordinate at the current poses (rad)."""
     for c in range(coordinates.hinge.size):
@@ -540,7 +540,7 @@ def read_state(bodies, coordinates, state, world, reading):
     store_coordinates(coordinates, bodies, state, world, reading.turns, reading.vectors, reading.grad, qpos, qvel)
 
 
-@kernel
+@kernel(inline=True)
 def add_coordinate_forces(coordinates, state, world, forces, grad, wrench):
     """Add generalised forces on the hinge and slide coordinates to the bodies' wrenches (B, 6) (force N,
     torque N m about each COM, world frame): by virtual work, Q dq = Q G dx, so a force Q on coordinate c
@@ -554,7 +554,7 @@ def add_coordinate_forces(coordinates, state, world, forces, grad, wrench):
             add_row_force(rows, c, grad, forces[c], wrench)
 
 
-@kernel
+@kernel(inline=True)
 def add_row_force(rows, r, grad, force, wrench):
     """Add the generalised force ``force`` (N or N m) along row r, whose gradient is ``grad`` (12,), to the
     wrenches (B, 6) of its two bodies: force dg/dx, force dg/dtheta (virtual work)."""

@@ -230,7 +230,7 @@ def resting_forces(bodies, actuators, env, linkage, state, world, ctrl, scratch)
                        scratch.coordinates, scratch.wrench)
 
 
-@kernel
+@kernel(inline=True)
 def drift(bodies, state, world, h):
     """c += h v; the principal frame turns by the free-rotor flow of ``h`` seconds at fixed L."""
     for b in range(state.com.shape[1]):
@@ -309,7 +309,7 @@ def closing_kick(bodies, actuators, env, linkage, constrained, state, world, ctr
     return NOT_CONVERGED
 
 
-@kernel
+@kernel(inline=True)
 def _finite(state, world):
     for b in range(state.com.shape[1]):
         for i in range(3):

@@ -47,7 +47,7 @@ def _add_column(matrix, rate, m, s, amount):
         rate[r] += column[r] * amount
 
 
-@kernel
+@kernel(inline=True)
 def _sweep(contacts, scratch, m):
     """One sweep of ``solve.contact_sweep`` in contact space; returns the largest |dP| K_kk (m/s)."""
     matrix, rate = scratch.dense, scratch.dense_rate
@@ -94,7 +94,7 @@ def _update_sliding(contacts, scratch, m, converged):
     return changed
 
 
-@kernel
+@kernel(inline=True)
 def solve_dense(linkage, bodies, state, world, contacts, scratch, work, joined, lo, hi):
     """Sweeps in contact space, over the touching contacts ``scratch.island_members[lo:hi]`` (an island,
     ``contact.islands``), from the current impulses and body velocities until they converge (as
@@ -120,7 +120,7 @@ def solve_dense(linkage, bodies, state, world, contacts, scratch, work, joined, 
     return sweep_contact_space(contacts, scratch, m)
 
 
-@kernel
+@kernel(inline=True)
 def sweep_contact_space(contacts, scratch, m):
     """The sweeps of ``solve_dense`` on D (``scratch.dense``) and the rates u (``scratch.dense_rate``) of the m
     contacts ``scratch.dense_index`` from their impulses; after VELOCITY_DIRECT_EVERY sweeps, 2

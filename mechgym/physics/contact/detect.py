@@ -60,7 +60,7 @@ from ..vectors import cross
 from .sets import FILTER_PARENT, beside_impact, body_geoms_at, geom_poses, row_change, shares_body
 
 
-@kernel
+@kernel(inline=True)
 def _tangents(nx, ny, nz):
     """Two unit tangents (t1, t2) with (n, t1, t2) right-handed, a fixed function of n (so a persistent
     contact keeps its tangent directions)."""
@@ -195,7 +195,7 @@ def _spin_bound(bodies, state, world, b):
         spin[world, b, 0] ** 2 + spin[world, b, 1] ** 2 + spin[world, b, 2] ** 2)
 
 
-@kernel
+@kernel(inline=True)
 def _turn_reach(geoms, bodies, state, world, g1, g2, h):
     """How far (m) the turns of the bodies of geoms g1, g2 can move their points in a step: h (w_a reach_1 +
     w_b reach_2) (``_spin_bound``, ``_reach``; 0 for static geometry)."""
@@ -244,7 +244,7 @@ def _fast(geoms, g1, g2, motion):
     return motion > CCD_FRACTION * min(geoms.extent[g1], geoms.extent[g2])
 
 
-@kernel
+@kernel(inline=True)
 def _swept_aabbs(geoms, bodies, state, world, h, scratch):
     """Grow the AABB after the drift (scratch.lo/hi) of every geom that moves by more than CCD_FRACTION of its own
     extent in the step so that it covers the geom's whole sweep. A body point at the offset y from the COM is at
@@ -267,7 +267,7 @@ def _swept_aabbs(geoms, bodies, state, world, h, scratch):
             scratch.hi[g, i] += max(0.0, -h * vel[i]) + turn
 
 
-@kernel
+@kernel(inline=True)
 def _pair_gap(geoms, scratch, g1, g2, within):
     """A lower bound of the distance (m; < 0: overlap) between geoms g1 < g2 at the poses in scratch, or inf when
     they are ``within`` (m) or more apart. The narrow phase run with the margin ``within`` reports every separated
@@ -286,7 +286,7 @@ def _pair_gap(geoms, scratch, g1, g2, within):
     return gap
 
 
-@kernel
+@kernel(inline=True)
 def _pair_advance(geoms, bodies, state, world, g1, g2, motion, h, com0, quat0, scratch, margin):
     """Conservative advancement of the pair (g1, g2) of geoms on two moving bodies a, b whose surfaces move by at
     most ``motion`` (m) relative to each other over the step, i.e. by at most (s' - s) motion between the fractions
@@ -324,7 +324,7 @@ def _pair_motion(geoms, bodies, state, world, g1, g2, h):
                 + _spin_bound(bodies, state, world, b) * _reach(geoms, g2))
 
 
-@kernel
+@kernel(inline=True)
 def _pair_touch(geoms, bodies, state, world, g1, g2, motion, h, com0, quat0, scratch, margin):
     """Fraction s in [0, 1) of this step's drift at which geoms g1 < g2 of two different moving bodies, a pair that
     moves by ``motion`` (``_pair_motion``) in the step, first come within ``margin`` of each other (0: already
@@ -335,7 +335,7 @@ def _pair_touch(geoms, bodies, state, world, g1, g2, motion, h, com0, quat0, scr
     return s
 
 
-@kernel
+@kernel(inline=True)
 def _first_touch(geoms, bodies, state, world, b, h, com0, quat0, scratch, margin):
     """Fraction s in (0, 1] of this step's drift at which body b first comes within ``margin`` of static
     geometry it moves fast against (see the module docstring), or -1: not fast, touching already at the start,
@@ -405,7 +405,7 @@ def _event(contacts, world, first, time, g1, g2, speed):
     contacts.event_count[world] += 1
 
 
-@kernel
+@kernel(inline=True)
 def _match(contacts, world, scratch):
     """scratch.match[c] = the predecessor of contact c of world ``world`` in the previous step's set (flat index),
     or -1, one to one: first the contact of the same geom pair with the same feature id, then, for the rest (a
@@ -498,7 +498,7 @@ def resting_speed(env, h):
     return max(math.sqrt(env.gravity[0] ** 2 + env.gravity[1] ** 2 + env.gravity[2] ** 2) * h, VELOCITY_TOLERANCE)
 
 
-@kernel
+@kernel(inline=True)
 def _start_rate(bodies, state, world, body, row, column, vel0, momentum0):
     """Body ``body``'s part of the rate J v of ``row`` (its block at ``column``) at the start-of-step velocities
     v_n, w = R diag(1/I) R^T L_n with the current orientation R (m/s; 0 for static geometry)."""
@@ -541,7 +541,7 @@ def _free_approach(bodies, env, state, world, h, vel0, momentum0, contacts, i, s
     return a_n, -r_half - 0.5 * h * a_n
 
 
-@kernel
+@kernel(inline=True)
 def _join_closing_contacts(bodies, env, state, world, t_end, h, vel0, momentum0, contacts, scratch,
                            first_event):
     """Nearly simultaneous impacts: a contact that does not touch yet (dist > TOUCH) on a body that has an impact
@@ -569,7 +569,7 @@ def _join_closing_contacts(bodies, env, state, world, t_end, h, vel0, momentum0,
                u_end)
 
 
-@kernel
+@kernel(inline=True)
 def _beside_touching(contacts, base, end, i):
     """Whether a contact in [base, end) other than i touches (dist <= TOUCH) a moving body that contact i touches
     too."""
@@ -579,7 +579,7 @@ def _beside_touching(contacts, base, end, i):
     return False
 
 
-@kernel
+@kernel(inline=True)
 def join_near(bodies, env, state, world, h, vel0, momentum0, contacts, scratch):
     """After ``position.correct_positions`` (the contacts that pushed in it in ``scratch.pressed``), open contacts of
     a body with static geometry that join the velocity solve as touching, when they close no faster than a resting
@@ -609,7 +609,7 @@ def join_near(bodies, env, state, world, h, vel0, momentum0, contacts, scratch):
             contacts.near[i] = True
 
 
-@kernel
+@kernel(inline=True)
 def _same_feature(contacts, base, end, g1, g2, feature):
     """The flat index in [base, end) of the contact of the pair (g1, g2) with this feature id, or -1."""
     for j in range(base, end):
@@ -618,7 +618,7 @@ def _same_feature(contacts, base, end, g1, g2, feature):
     return -1
 
 
-@kernel
+@kernel(inline=True)
 def _pair_in_set(contacts, base, end, g1, g2):
     """Whether a contact of the pair (g1, g2) is in [base, end)."""
     for j in range(base, end):
@@ -627,7 +627,7 @@ def _pair_in_set(contacts, base, end, g1, g2):
     return False
 
 
-@kernel
+@kernel(inline=True)
 def _same_side(contacts, base, end, g1, g2, normal):
     """No contact of the pair (g1, g2) in [base, end) has a normal against ``normal`` (3,): a point that the
     narrow phase finds deep inside a thin geom may be given the normal of its far side."""
@@ -651,7 +651,7 @@ def _moved_by(geoms, scratch, g):
             + math.sqrt(d[3] * d[3] + d[4] * d[4] + d[5] * d[5]) * _reach(geoms, g))
 
 
-@kernel
+@kernel(inline=True)
 def moved_bodies(geoms, scratch, margin):
     """Mark in ``scratch.moved`` (B,) the bodies of which the position correction's last pass may have moved a point
     by more than ``margin`` (m) (``_moved_by``); returns whether there is one. A body moved by less cannot touch
@@ -727,7 +727,7 @@ def _candidate(geoms, scratch, p):
     g1, g2 = scratch.pairs[p, 0], scratch.pairs[p, 1]
     return g1, g2, geoms.body[g1], geoms.body[g2]
 
-@kernel
+@kernel(inline=True)
 def recheck_contacts(geoms, bodies, state, world, contacts, scratch, margin):
     """After a pass of the position correction that moved some bodies by more than ``margin`` (``moved_bodies``),
     with every contact's ``dist`` set to its linearised gap after the pass: the contacts of every pair with a moved

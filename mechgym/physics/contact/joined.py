@@ -164,7 +164,7 @@ def touches_rows(rows, a, b):
     return False
 
 
-@kernel
+@kernel(inline=True)
 def take_pushes(rows, gradient, joined, response, push):
     """push (3, B, 6) = the impulse that the equality rows' shares of a unit impulse along each of a contact's rows
     put on each body (``Joined.push``), from their A^{-1} y (``response`` (3, R)) and gradients ``gradient``
@@ -183,7 +183,7 @@ def take_pushes(rows, gradient, joined, response, push):
                         push[k, body, i] -= share * gradient[r, column + i]
 
 
-@kernel
+@kernel(inline=True)
 def apply_joined(rows, bodies, state, world, joined, response, push, amount, impulses, damper_impulses):
     """The equality rows' part of a joined response: impulses -amount A^{-1} y (``response`` = A^{-1} y),
     accumulated into ``impulses`` (R,) for the constraint rows and ``damper_impulses`` (R,) for the dampers, whose

@@ -70,7 +70,7 @@ def add_response(rows, bodies, spin, motion, a, b, row, amount, mobility, joined
             _shift_along(motion, rows.body_b[r], mobility[r], LIN_B, share)
 
 
-@kernel
+@kernel(inline=True)
 def correct_positions(geoms, linkage, bodies, state, world, contacts, scratch, work, joined, halvable):
     """Remove penetration without touching velocities or momenta (``_correct``), in passes: after a pass that
     moved a body by more than MARGIN (``detect.moved_bodies``; after the first pass also the bodies whose gaps
@@ -122,7 +122,7 @@ def correct_positions(geoms, linkage, bodies, state, world, contacts, scratch, w
     return total if deepest <= MARGIN else -1
 
 
-@kernel
+@kernel(inline=True)
 def _add_stale(scratch):
     """Mark the stale bodies (``scratch.stale``: gaps carried over a large turn, ``detect.find_contacts``) as moved,
     so that their contacts are found again after the first pass; returns whether there is one."""
@@ -134,7 +134,7 @@ def _add_stale(scratch):
     return found
 
 
-@kernel
+@kernel(inline=True)
 def _pushes_new(contacts, world, known):
     """A touching contact past the first ``known`` of the world's set (one that a recheck added) is below its gap
     target by more than TOUCH: the correction would have to push it."""
@@ -146,7 +146,7 @@ def _pushes_new(contacts, world, known):
     return False
 
 
-@kernel
+@kernel(inline=True)
 def _largest_turn(displacement):
     """The largest |dtheta| (rad) of the bodies' pose changes ``displacement`` (B, 6): dx m, dtheta rad."""
     largest = 0.0
@@ -156,7 +156,7 @@ def _largest_turn(displacement):
     return largest
 
 
-@kernel
+@kernel(inline=True)
 def _correct(linkage, bodies, state, world, contacts, scratch, work, joined):
     """One pass of the position correction: remove penetration without touching velocities or momenta: find
     the pose changes (dx, dtheta) = W J^T lambda that bring every touching contact's linearised gap
@@ -225,7 +225,7 @@ def _correct(linkage, bodies, state, world, contacts, scratch, work, joined):
     return sweeps
 
 
-@kernel
+@kernel(inline=True)
 def _correct_island(linkage, bodies, state, world, contacts, scratch, work, joined, lo, hi):
     """The sweeps and direct steps of ``_correct`` over the contacts ``scratch.island_members[lo:hi]``, to their
     convergence, into ``scratch.displacement`` and ``scratch.lam``; returns the sweeps used, or -1."""
@@ -265,7 +265,7 @@ def _correct_island(linkage, bodies, state, world, contacts, scratch, work, join
     return -1
 
 
-@kernel
+@kernel(inline=True)
 def _drop_rebound_gaps(contacts, scratch, lo, hi):
     """Set the gap target of every contact of the island ``scratch.island_members[lo:hi]`` to 0: only penetration
     is removed, an impact's rebound is left to the velocities. For a set whose direct step found no multipliers:
@@ -301,7 +301,7 @@ def response_matrix(linkage, bodies, state, world, contacts, scratch, work, join
                 matrix[r, s] = matrix[s, r] = value
 
 
-@kernel
+@kernel(inline=True)
 def _build_matrix(linkage, bodies, state, world, contacts, scratch, work, joined, lo, hi):
     """scratch.dense[:m, :m] = D, D[c, s] the change of contact c's gap per unit multiplier of contact s, over
     the m contacts of the island ``scratch.island_members[lo:hi]`` (``response_matrix`` on the normals, at the
@@ -312,7 +312,7 @@ def _build_matrix(linkage, bodies, state, world, contacts, scratch, work, joined
     response_matrix(linkage, bodies, state, world, contacts, scratch, work, joined, hi - lo, 1)
 
 
-@kernel
+@kernel(inline=True)
 def _direct_step(linkage, bodies, state, world, contacts, scratch, work, joined, lo, hi, tolerance):
     """The gaps are linear in the multipliers, gap = dist + D lambda, D symmetric positive semidefinite, so the
     correction is the linear complementarity problem lambda >= 0, gap - target >= 0, lambda (gap - target) = 0,
@@ -391,7 +391,7 @@ def _evaluate_rows(rows, state, world, gradient, value):
     return worst
 
 
-@kernel
+@kernel(inline=True)
 def _restore_rows(linkage, bodies, state, world, scratch, work, joined):
     """After the contacts' move: Newton steps on the poses until every equality row is back within
     ``linkage.solver.tolerance``: g and G at the moved poses, mu = -A^{-1} g (A as factored before the move:

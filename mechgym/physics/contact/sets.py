@@ -336,7 +336,7 @@ def beside_impact(contacts, base, end, i):
 HELD_INTS, HELD_FLOATS = 7, 42
 
 
-@kernel
+@kernel(inline=True)
 def keep_contacts(contacts, world, held, ints, floats, back):
     """Copy what the next step reads of world ``world``'s set (the contacts with their geoms, bodies, feature
     ids, points, rows, touching and sliding flags and forces; the contact and event counts) into the buffers

@@ -36,7 +36,7 @@ EVENT, MOVING = 1, 2  # settle_contacts' marks of a component: an event happened
 KEEP, ASIDE, SETTLE = 0, 1, 2  # a contact in _rest_reactions: its force kept; kept, touching but left out; settled
 
 
-@kernel
+@kernel(inline=True)
 def warm_start(bodies, state, world, h, contacts):
     """Opening kick of the contact forces: each contact of the current (previous step's) set applies the
     impulse h/2 F along its rows (F: its reaction force, N; zero after impacts and for inactive contacts).
@@ -76,7 +76,7 @@ def _along(v, row):
     return v[0] * row[LIN_B] + v[1] * row[LIN_B + 1] + v[2] * row[LIN_B + 2]
 
 
-@kernel
+@kernel(inline=True)
 def begin_solve(linkage, bodies, state, world, contacts, scratch, work, joined, again):
     """After the closing kick: the couplings K = J W J^T (3 x 3) of the touching contacts at the corrected
     poses (with constraint rows the joined couplings, ``contact.joined``, on the rows' gradients and W G^T that the
@@ -127,7 +127,7 @@ def begin_solve(linkage, bodies, state, world, contacts, scratch, work, joined, 
         _apply_rows(linkage, bodies, state, world, contacts, i, p_n, 0.0, 0.0, work, joined)
 
 
-@kernel
+@kernel(inline=True)
 def contact_sweep(linkage, bodies, state, world, contacts, scratch, work, joined, lo, hi):
     """One projected Gauss-Seidel sweep over the touching contacts ``scratch.island_members[lo:hi]`` of world
     ``world`` (after ``begin_solve``).
@@ -168,7 +168,7 @@ def _slip(state, world, contacts, i, spin):
     return math.sqrt(v1 * v1 + v2 * v2)
 
 
-@kernel
+@kernel(inline=True)
 def update_sliding(bodies, state, world, contacts, scratch, lo, hi):
     """Per point, static or kinetic friction: after the sweeps have converged, a sticking point whose friction
     is at the static limit (|P_t| = mu_s P_n) and still slips (faster than SLIP) cannot be held by static
@@ -187,7 +187,7 @@ def update_sliding(bodies, state, world, contacts, scratch, lo, hi):
     return changed
 
 
-@kernel
+@kernel(inline=True)
 def finish_solve(bodies, state, world, h, contacts, scratch):
     """Reaction forces after the solve: F = (opened + sum_k P_k d_k) / h on body b (world vector, N), the mean
     over the step, for touching contacts that did not just impact and touch no body that another contact
@@ -241,7 +241,7 @@ def _converge(linkage, bodies, state, world, contacts, scratch, work, joined, lo
     return -1
 
 
-@kernel
+@kernel(inline=True)
 def _dense(linkage, bodies, state, world, contacts, scratch, work, joined, lo, hi):
     """A set still unconverged after DENSE_AFTER sweeps goes on in contact space (``contact.dense``), and the
     impulses' change found there is applied to the bodies (and the equality rows' shares). Returns True if the
@@ -300,7 +300,7 @@ def solve_contacts(linkage, bodies, state, world, h, contacts, scratch, work, jo
     return sweeps
 
 
-@kernel
+@kernel(inline=True)
 def _impacts(world, contacts):
     """Any touching contact of world ``world`` is an impact."""
     capacity = contacts.prev_geom1.size // contacts.count.size
@@ -438,7 +438,7 @@ def _pushed(force):
     return force[0] != 0.0 or force[1] != 0.0 or force[2] != 0.0
 
 
-@kernel
+@kernel(inline=True)
 def _unbalanced(contacts, i):
     """Contact i's closing impulse (its rows' accumulated impulses, world vector) and the impulse its opening
     kick applied (``opened``) differ by more than UNBALANCED of the larger (``settle_contacts``)."""
@@ -452,7 +452,7 @@ def _unbalanced(contacts, i):
     return change > UNBALANCED * UNBALANCED * size
 
 
-@kernel
+@kernel(inline=True)
 def settle_contacts(geoms, linkage, bodies, env, state, world, h, wrench, contacts, scratch, work, joined, held):
     """After ``solve_contacts``: where the step's mean reaction forces would make a wrong warm start, replace
     them by the resting reactions (``_rest_reactions``, against gravity and the smooth forces in ``wrench``
