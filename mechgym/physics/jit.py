@@ -50,10 +50,10 @@ its pointers, size, shape and strides, most of them on the stack: a helper hande
 receives about 150 numbers, one handed the contact set and the workspaces several hundred, whatever few arrays it
 reads. So the kernels that take named tuples and run on every step (the stages and their parts, a row's evaluation
 and rate, a contact sweep and its parts) are inline; those of the rare paths (a reset's resting reactions, a new
-contact pair, the direct solves) are not, where inlining would only lengthen the first compile. numba's own inlining (``njit(inline="always")``) deep-copies the
-callee's IR into each caller, then types and lowers each copy again: 38 s of the first compile on 2 cores went to
-those copies, most of them of the step's stages. (An inlined kernel is still a kernel: it may return an array only
-if it is one of its arguments.)
+contact pair, the direct solves) are not, where inlining would only lengthen the first compile. numba's own
+inlining (``njit(inline="always")``) deep-copies the callee's IR into each caller, then types and lowers each copy
+again: 38 s of the first compile on 2 cores went to those copies, most of them of the step's stages. (An inlined
+kernel is still a kernel: it may return an array only if it is one of its arguments.)
 
 Both are typed by their arguments' types only (``_typed_by_type``): numba would otherwise compile a separate
 copy of a function, with everything it calls, for each literal constant a compiled caller passes (a flag
