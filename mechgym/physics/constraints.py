@@ -871,7 +871,7 @@ def project_velocity(rows, bodies, solver, state, world, h, work):
     return -1
 
 
-@kernel
+@kernel(inline=True)
 def start_damper_rates(rows, bodies, state, world, work):
     """Each damper row's rate G v at the current poses and velocities (``work.damper_start``), where the damping
     of a velocity-level solve over the next half-step starts (``begin_projection``): before the closing kick,

@@ -421,7 +421,7 @@ def turns_from_qpos(coordinates: Coordinates, qpos: np.ndarray, turns: np.ndarra
     turns[:] = qpos[coordinates.qposadr] - coordinates.qpos0
 
 
-@kernel
+@kernel(inline=True)
 def coordinate_value(coordinates, c, state, world, turns, grad):
     """g of coordinate c's measuring row (rad or m, 0 at qpos0), its gradient into ``grad`` (12,); a hinge
     angle, which the row gives in (-pi, pi], is unwrapped to the turn nearest the previous angle turns[c]:

@@ -124,7 +124,7 @@ def load_generalized(bodies, free, qposadr, dofadr, qpos, qvel, state, world):
         rotate(state.quat[world, b], omega, state.momentum[world, b])
 
 
-@kernel
+@kernel(inline=True)
 def kinetic_energy(bodies, state, world):
     """1/2 m |v|^2 + 1/2 sum_i pi_i^2 / I_i (J) of one world, pi = R^T L the angular momentum in the principal
     frame."""

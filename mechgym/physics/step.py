@@ -321,7 +321,7 @@ def _finite(state, world):
     return True
 
 
-@kernel
+@kernel(inline=True)
 def _snapshot(state, contacts, world, contacting, snapshot, back):
     """Copy world ``world``'s bodies, contact set (when ``contacting``), rows' warm starts and hinge turns into
     ``snapshot`` (a Snapshot; back=False) or restore them from it (back=True)."""
@@ -367,7 +367,7 @@ def _restore(state, contacts, world, contacting, snapshot, work):
     forget_matrix(work)
 
 
-@kernel
+@kernel(inline=True)
 def _keep_impulses(state, world, work, back):
     """Copy the world's warm starts (impulses and chord rates) into the workspace (back=False) or the step's
     out of it."""
