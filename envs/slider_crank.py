@@ -137,7 +137,6 @@ class SliderCrankEnv(MechEnv):
         index, low, high = self._motor
         self.sim.ctrl[index] = self._scaled(action[0], low, high)
 
-
     def _observe(self) -> np.ndarray:
         sim = self.sim
         theta, omega = _absolute(sim.qpos[self._hinges]), _absolute(sim.qvel[self._hinge_dofs])

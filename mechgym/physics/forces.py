@@ -97,11 +97,13 @@ def coordinate_wrench(bodies, actuators, coordinates, state, world, ctrl, scratc
             continue
         gear = actuators.gear[i, 0]
         length, rate = 0.0, 0.0
-        if actuators.gain_len[i] != 0.0 or actuators.bias_len[i] != 0.0:
+        reads_length = actuators.gain_len[i] != 0.0 or actuators.bias_len[i] != 0.0
+        if reads_length:
             length = gear * (coordinates.qpos0[c] + coordinate_value(coordinates, c, state, world,
                                                                       state.turns[world], scratch.grad))
         if not actuators.damper[i] and (actuators.gain_vel[i] != 0.0 or actuators.bias_vel[i] != 0.0):
-            evaluate_row(rows, c, state, world, scratch.grad)
+            if not reads_length:  # (else coordinate_value left the row's gradient in grad)
+                evaluate_row(rows, c, state, world, scratch.grad)
             rate = gear * row_rate(rows, bodies, state, world, c, scratch.grad, scratch.omega)
         scratch.force[c] += gear * actuator_force(actuators, i, ctrl, length, rate)
     add_coordinate_forces(coordinates, state, world, scratch.force, scratch.grad, wrench)
