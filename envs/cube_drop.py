@@ -58,8 +58,20 @@ import math
 import mujoco
 import numpy as np
 from gymnasium import spaces
+from numba import njit
 
-from mechgym.env import MechEnv, ScriptedPolicy, StepOutcome
+from mechgym.compiled import (
+    FAILURE,
+    FINITE,
+    FRAME_ANGVEL,
+    FRAME_LINVEL,
+    FRAME_POS,
+    FRAME_QUAT,
+    IMPACT_SQUARES,
+    SUCCESS,
+    CompiledTask,
+)
+from mechgym.env import ScriptedPolicy
 
 REST_TIME = 0.5  # s at rest on the slab for success
 REST_TOLERANCE = 0.002  # m: centre height within this of the resting height
@@ -67,11 +79,13 @@ REST_SPEED, REST_SPIN = 0.02, 0.2  # m/s, rad/s
 FLOOR_TOLERANCE, FLOOR_SPEED = 0.005, 0.05  # m, m/s
 START_OFFSET, START_HEIGHT = 0.25, (1.0, 1.5)  # m
 START_SPEED, START_TILT = 0.2, 0.1  # m/s per component, rad
+FAILURES = ("tunnelled", "floor")
 
-
-def _norm(vector: np.ndarray) -> float:
-    """|v| of a 3-vector, as np.linalg.norm computes it (sqrt(v . v)), without its overhead."""
-    return math.sqrt(vector.dot(vector))
+# The kernel's parameters (m; s): the resting centre (3), the slab's footprint (centre x, y, half x, half y), the
+# resting height, the slab's mid-plane height, half the cube, the control period.
+REST_POINT, FOOTPRINT, REST_HEIGHT, MID_PLANE, CUBE_HALF, DT = 0, 3, 7, 8, 9, 10
+# The episode's memory: seconds at rest on the slab so far; the side of the slab the centre was last seen on.
+REST_SECONDS, SIDE = 0, 1
 
 
 def _quat_about(axis: np.ndarray, angle: float) -> np.ndarray:
@@ -81,7 +95,84 @@ def _quat_about(axis: np.ndarray, angle: float) -> np.ndarray:
     return quat
 
 
-class CubeDropEnv(MechEnv):
+@njit(cache=True)
+def _norm3(vector: np.ndarray) -> float:
+    return math.sqrt(vector[0] * vector[0] + vector[1] * vector[1] + vector[2] * vector[2])
+
+
+@njit(cache=True)
+def _inside_footprint(pos: np.ndarray, parameters: np.ndarray) -> bool:
+    return (abs(pos[0] - parameters[FOOTPRINT]) < parameters[FOOTPRINT + 2]
+            and abs(pos[1] - parameters[FOOTPRINT + 1]) < parameters[FOOTPRINT + 3])
+
+
+@njit(cache=True)
+def _slab_side(pos: np.ndarray, parameters: np.ndarray) -> float:
+    """+1 above the slab's mid-plane inside its footprint, -1 below it there, 0 outside the footprint."""
+    if not _inside_footprint(pos, parameters):
+        return 0.0
+    return 1.0 if pos[2] >= parameters[MID_PLANE] else -1.0
+
+
+@njit(cache=True)
+def _on_slab(pos: np.ndarray, parameters: np.ndarray) -> bool:
+    """The centre over the slab's top face, within REST_TOLERANCE of the resting height."""
+    return _inside_footprint(pos, parameters) and abs(pos[2] - parameters[REST_HEIGHT]) <= REST_TOLERANCE
+
+
+@njit(cache=True)
+def _at_rest_on_slab(pos: np.ndarray, speed: float, spin: float, parameters: np.ndarray) -> bool:
+    return _on_slab(pos, parameters) and speed < REST_SPEED and spin < REST_SPIN
+
+
+@njit(cache=True)
+def _failure(pos: np.ndarray, speed: float, memory: np.ndarray, parameters: np.ndarray) -> int:
+    """The task failure (0: none, k: FAILURES[k - 1]) of the cube at ``pos`` (m) moving at ``speed`` (m/s), given
+    the side of the slab it was last seen on (``memory[SIDE]``, updated here)."""
+    side = _slab_side(pos, parameters)
+    was_above = memory[SIDE] == 1.0
+    memory[SIDE] = side
+    if side == -1.0 and was_above:
+        return 1
+    if pos[2] < parameters[CUBE_HALF] + FLOOR_TOLERANCE and speed < FLOOR_SPEED:
+        return 2
+    return 0
+
+
+@njit(cache=True)
+def _kernel(step, rows, time, qpos, qvel, ctrl, frames, touching, impacts, actions, parameters, memory, observations,
+            terms, outcome):
+    """The task's kernel (:mod:`mechgym.compiled`): observation, reward terms, success and failure."""
+    dt = parameters[DT]
+    for i in rows:
+        cube, observation = frames[i, 0], observations[i]
+        sign = 1.0 if cube[FRAME_QUAT] >= 0.0 else -1.0
+        for k in range(3):
+            observation[k] = cube[FRAME_POS + k] - parameters[REST_POINT + k]
+            observation[7 + k] = cube[FRAME_LINVEL + k]
+            observation[10 + k] = cube[FRAME_ANGVEL + k]
+        for k in range(4):
+            observation[3 + k] = sign * cube[FRAME_QUAT + k]
+        outcome[i, FINITE] = np.isfinite(observation).all()
+        if not step or not outcome[i, FINITE]:
+            continue
+        pos, action = cube[FRAME_POS:FRAME_POS + 3], actions[i]
+        speed, spin = _norm3(cube[FRAME_LINVEL:FRAME_LINVEL + 3]), _norm3(cube[FRAME_ANGVEL:FRAME_ANGVEL + 3])
+        resting = _at_rest_on_slab(pos, speed, spin, parameters)
+        memory[i, REST_SECONDS] = memory[i, REST_SECONDS] + dt if resting else 0.0
+        success = memory[i, REST_SECONDS] >= REST_TIME - 1e-9
+        failure = _failure(pos, speed, memory[i], parameters)
+        outcome[i, SUCCESS], outcome[i, FAILURE] = success and failure == 0, failure
+        row = terms[i]
+        row[0] = -5.0 * _norm3(observation[0:3]) * dt  # position
+        row[1] = -0.1 * speed * dt  # velocity
+        row[2] = -0.05 * (action[0] * action[0] + action[1] * action[1] + action[2] * action[2]) * dt  # thrust
+        row[3] = -0.5 * impacts[i, 0, IMPACT_SQUARES]  # impact
+        row[4] = 2.0 * dt if _on_slab(pos, parameters) else 0.0  # landed
+        row[5] = 10.0 if success and failure == 0 else 0.0  # success
+
+
+class CubeDropEnv(CompiledTask):
     __doc__ = __doc__
 
     scene = "cube_drop"
@@ -89,7 +180,10 @@ class CubeDropEnv(MechEnv):
     default_physics_dt, default_decimation, default_time_limit = 0.002, 10, 3.0
     reward_terms = ("position", "velocity", "thrust", "impact", "landed", "success")
     failure_penalty = -10.0
-    task_failures = ("tunnelled", "floor")
+    task_failures = FAILURES
+    kernel = _kernel
+    observed_bodies = ("cube",)
+    impact_geoms = ("cube",)
 
     def __init__(self, randomize: bool = True, **kwargs):
         super().__init__(**kwargs)
@@ -98,12 +192,12 @@ class CubeDropEnv(MechEnv):
         slab, cube = model.geom("slab"), model.geom("cube")
         self.slab_centre = slab.pos[:2].copy()
         self.slab_half = slab.size[:2].copy()
-        self._footprint = (*self.slab_centre.tolist(), *self.slab_half.tolist())  # x, y, half x, half y: floats
         self.slab_top = float(slab.pos[2] + slab.size[2])
         self.slab_mid_plane = float(slab.pos[2])
         self.cube_half = float(cube.size[2])
         self.rest_height = self.slab_top + self.cube_half
-        self._rest_point = np.array([*self.slab_centre, self.rest_height])  # m: the resting centre
+        self._parameters = np.array([*self.slab_centre, self.rest_height, *self.slab_centre, *self.slab_half,
+                                     self.rest_height, self.slab_mid_plane, self.cube_half, self.dt])
         self.mass = float(model.body("cube").mass[0])
         self.gravity = float(-model.opt.gravity[2])
         self._thrusters = [self._actuator(f"thrust_{axis}") for axis in "xyz"]
@@ -135,67 +229,26 @@ class CubeDropEnv(MechEnv):
         return qpos, qvel, np.zeros(model.nu)
 
     def _begin_episode(self) -> None:
-        self._rest_time = 0.0
-        self._side = self._slab_side(self.sim.body("cube").pos)
+        self._memory = np.array([0.0, _slab_side(self.sim.body("cube").pos, self._parameters)])
 
-    # ----------------------------------------------------------------- step
     def _apply_action(self, action) -> None:
         ctrl = self.sim.ctrl
         for (index, low, high), a in zip(self._thrusters, action, strict=True):
             ctrl[index] = self._scaled(a, low, high)
 
-    def _observe(self) -> np.ndarray:
-        cube = self.sim.body("cube")
-        offset = cube.pos - self._rest_point
-        quat = cube.quat if cube.quat[0] >= 0 else -cube.quat
-        return np.concatenate((offset, quat, cube.linvel, cube.angvel))
-
-    def _evaluate(self, action) -> StepOutcome:
-        cube = self.sim.body("cube")
-        speed, spin = _norm(cube.linvel), _norm(cube.angvel)
-        resting = self.at_rest_on_slab(cube.pos, speed, spin)
-        self._rest_time = self._rest_time + self.dt if resting else 0.0
-        success = self._rest_time >= REST_TIME - 1e-9
-        failure = self.detect_failure(cube.pos, speed)
-        dt = self.dt
-        terms = {
-            "position": -5.0 * _norm(self._observation[0:3]) * dt,
-            "velocity": -0.1 * speed * dt,
-            "thrust": -0.05 * float(action @ action) * dt,
-            "impact": -0.5 * sum(v * v for v in self._impact_speeds("cube")),
-            "landed": 2.0 * dt if self.on_slab(cube.pos) else 0.0,
-            "success": 10.0 if success and failure is None else 0.0,
-        }
-        return StepOutcome(terms, success and failure is None, failure)
-
-    # ----------------------------------------------------------------- task geometry
-    def _inside_footprint(self, pos: np.ndarray) -> bool:
-        x, y, half_x, half_y = self._footprint
-        return bool(abs(pos[0] - x) < half_x and abs(pos[1] - y) < half_y)
-
-    def _slab_side(self, pos: np.ndarray) -> int:
-        """+1 above the slab's mid-plane inside its footprint, -1 below it there, 0 outside the footprint."""
-        if not self._inside_footprint(pos):
-            return 0
-        return 1 if pos[2] >= self.slab_mid_plane else -1
-
+    # ----------------------------------------------------------------- task geometry (the kernel's, for tests)
     def on_slab(self, pos: np.ndarray) -> bool:
         """The centre over the slab's top face, within REST_TOLERANCE of the resting height."""
-        return self._inside_footprint(pos) and abs(pos[2] - self.rest_height) <= REST_TOLERANCE
+        return bool(_on_slab(np.asarray(pos, dtype=float), self._parameters))
 
     def at_rest_on_slab(self, pos: np.ndarray, speed: float, spin: float) -> bool:
-        return self.on_slab(pos) and speed < REST_SPEED and spin < REST_SPIN
+        return bool(_at_rest_on_slab(np.asarray(pos, dtype=float), float(speed), float(spin), self._parameters))
 
     def detect_failure(self, pos: np.ndarray, speed: float) -> str | None:
-        """The task failure of the cube at ``pos`` (m) moving at ``speed`` (m/s), given the side of the
-        slab it was last seen on (updated here)."""
-        side = self._slab_side(pos)
-        was_above, self._side = self._side == 1, side
-        if side == -1 and was_above:
-            return "tunnelled"
-        if pos[2] < self.cube_half + FLOOR_TOLERANCE and speed < FLOOR_SPEED:
-            return "floor"
-        return None
+        """The task failure of the cube at ``pos`` (m) moving at ``speed`` (m/s), given the side of the slab it
+        was last seen on (updated here)."""
+        failure = _failure(np.asarray(pos, dtype=float), float(speed), self._memory, self._parameters)
+        return FAILURES[failure - 1] if failure else None
 
 
 class DescentController(ScriptedPolicy):

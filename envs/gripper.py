@@ -63,14 +63,23 @@ Defaults: physics_dt 0.002 s, decimation 10 (dt = 0.02 s), time_limit 4 s.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import math
 
-import mujoco
 import numpy as np
 from gymnasium import spaces
+from numba import njit
 
-from mechgym.env import MechEnv, ScriptedPolicy, StepOutcome
-from mechgym.simulator import BodyState
+from mechgym.compiled import (
+    FAILURE,
+    FINITE,
+    FRAME_ANGVEL,
+    FRAME_LINVEL,
+    FRAME_POS,
+    FRAME_QUAT,
+    SUCCESS,
+    CompiledTask,
+)
+from mechgym.env import ScriptedPolicy
 
 LIFT_RATE = 0.2  # m/s of the lift servo's target at |a| = 1
 FINGER_RATE = 0.1  # m/s of the finger servos' target at |a| = 1: the pads meet the card at most this fast
@@ -81,28 +90,163 @@ GRASP_OFFSET = np.array([0.0, 0.0, -0.025])  # m: card centre minus pads' midpoi
 HEIGHT_BAND = 0.01  # m: pads within this of the grasp height count their gaps to the card in the reach term
 REACH_SCALE = 0.05  # m of reach distance that cost as much per second as holding a pinch earns
 START_LIFT, START_FINGERS, START_SHIFT = (-0.02, 0.03), (0.0, 0.01), 0.01  # m
+FAILURES = ("tunnelled", "dropped")
+
+# The kernel's parameters: the card's half sizes (3, m), a pad's (3, m), the table top's height (m), the finger
+# travel (m), the control period (s).
+CARD_HALF, PAD_HALF, TABLE_TOP, FINGER_TRAVEL, DT = 0, 3, 6, 7, 8
+# The episode's memory: whether the card has been out of its slot (1.0) or not (0.0); seconds held at the goal.
+LIFTED_YET, HOLD_SECONDS = 0, 1
+# The frames the kernel reads (``observed_bodies``), and each pad's side: +1 the left pad, -1 the right one
+CARD, LEFT, RIGHT = 0, 1, 2
+PADS = ((LEFT, 1.0), (RIGHT, -1.0))
 
 
-class _Pad(NamedTuple):
-    side: float  # +1 the left pad, -1 the right one
-    body: BodyState  # its finger's
-    rotation: np.ndarray  # (3, 3)
-    face: np.ndarray  # the world position (m) of its inner face's centre
+@njit(cache=True)
+def _rotation(frame: np.ndarray, out: np.ndarray) -> None:
+    """The 3x3 rotation matrix of a frame's unit quaternion (w, x, y, z)."""
+    w, x, y, z = frame[FRAME_QUAT], frame[FRAME_QUAT + 1], frame[FRAME_QUAT + 2], frame[FRAME_QUAT + 3]
+    out[0, 0], out[1, 1], out[2, 2] = w * w + x * x - y * y - z * z, w * w - x * x + y * y - z * z, \
+        w * w - x * x - y * y + z * z
+    out[0, 1], out[1, 0] = 2.0 * (x * y - w * z), 2.0 * (x * y + w * z)
+    out[0, 2], out[2, 0] = 2.0 * (x * z + w * y), 2.0 * (x * z - w * y)
+    out[1, 2], out[2, 1] = 2.0 * (y * z - w * x), 2.0 * (y * z + w * x)
 
 
-class _Frames(NamedTuple):
-    card: BodyState
-    card_rotation: np.ndarray  # (3, 3)
-    normal: np.ndarray  # the card's thin axis, pointing left -> right
-    pads: tuple[_Pad, _Pad]  # left, right
-
-
-def _box_vertical_reach(rotation: np.ndarray, half: np.ndarray) -> float:
+@njit(cache=True)
+def _vertical_reach(rotation: np.ndarray, half: np.ndarray) -> float:
     """Half the vertical extent (m) of a box with these half sizes and world rotation."""
-    return float(np.abs(rotation[2]) @ half)
+    return abs(rotation[2, 0]) * half[0] + abs(rotation[2, 1]) * half[1] + abs(rotation[2, 2]) * half[2]
 
 
-class GripperEnv(MechEnv):
+@njit(cache=True)
+def _geometry(frames: np.ndarray, parameters: np.ndarray, rotations: np.ndarray, normal: np.ndarray,
+              faces: np.ndarray) -> None:
+    """The card's and the pads' rotations (3, 3, 3: card, left, right), the card's thin axis pointing left ->
+    right, and each pad's inner face's centre (2, 3: left, right; world, m)."""
+    for body in (CARD, LEFT, RIGHT):
+        _rotation(frames[body], rotations[body])
+    sign = 1.0 if rotations[CARD, 0, 0] >= 0.0 else -1.0
+    for k in range(3):
+        normal[k] = sign * rotations[CARD, k, 0]
+    for pad, (body, side) in enumerate(PADS):
+        for k in range(3):
+            faces[pad, k] = frames[body, FRAME_POS + k] + rotations[body, k, 0] * side * parameters[PAD_HALF]
+
+
+@njit(cache=True)
+def _along_normal(frames: np.ndarray, normal: np.ndarray, face: np.ndarray) -> float:
+    """normal . (face - card centre) (m)."""
+    total = 0.0
+    for k in range(3):
+        total += normal[k] * (face[k] - frames[CARD, FRAME_POS + k])
+    return total
+
+
+@njit(cache=True)
+def _pad_gaps(frames: np.ndarray, parameters: np.ndarray, normal: np.ndarray, faces: np.ndarray,
+              gaps: np.ndarray) -> None:
+    """Distance (m, >= 0) of each pad's inner face from the card's face on its side, along the card's thin
+    axis: (left, right)."""
+    for pad, (_, side) in enumerate(PADS):
+        gaps[pad] = max(-side * _along_normal(frames, normal, faces[pad]) - parameters[CARD_HALF], 0.0)
+
+
+@njit(cache=True)
+def _pads_tunnelled(frames: np.ndarray, parameters: np.ndarray, rotations: np.ndarray, normal: np.ndarray,
+                    faces: np.ndarray) -> bool:
+    """A pad's inner face on the far side of the card's mid-plane, facing the card."""
+    for pad, (_, side) in enumerate(PADS):
+        local = np.zeros(3)  # R^T (face - centre): the face in the card's frame
+        for row in range(3):
+            for k in range(3):
+                local[row] += rotations[CARD, k, row] * (faces[pad, k] - frames[CARD, FRAME_POS + k])
+        facing = (abs(local[1]) < parameters[CARD_HALF + 1] + parameters[PAD_HALF + 1]
+                  and abs(local[2]) < parameters[CARD_HALF + 2] + parameters[PAD_HALF + 2])
+        if facing and side * _along_normal(frames, normal, faces[pad]) > 0.0:
+            return True
+    return False
+
+
+@njit(cache=True)
+def _card_dropped(lifted: bool, frames: np.ndarray, parameters: np.ndarray, rotations: np.ndarray) -> bool:
+    """After the card was lifted out of its slot: it slips down the pads fast, or it is below them."""
+    if not lifted:
+        return False
+    pads_vertical_speed = 0.5 * (frames[LEFT, FRAME_LINVEL + 2] + frames[RIGHT, FRAME_LINVEL + 2])
+    if frames[CARD, FRAME_LINVEL + 2] - pads_vertical_speed < -SLIP_SPEED:
+        return True
+    card_top = frames[CARD, FRAME_POS + 2] + _vertical_reach(rotations[CARD], parameters[CARD_HALF:CARD_HALF + 3])
+    pad_bottom = min([frames[body, FRAME_POS + 2] - _vertical_reach(rotations[body], parameters[PAD_HALF:PAD_HALF + 3])
+                      for body in (LEFT, RIGHT)])
+    return card_top < pad_bottom
+
+
+@njit(cache=True)
+def _failure(lifted: bool, frames: np.ndarray, parameters: np.ndarray, rotations: np.ndarray, normal: np.ndarray,
+             faces: np.ndarray) -> int:
+    """The task failure: 0 none, k FAILURES[k - 1]."""
+    if _pads_tunnelled(frames, parameters, rotations, normal, faces):
+        return 1
+    if _card_dropped(lifted, frames, parameters, rotations):
+        return 2
+    return 0
+
+
+@njit(cache=True)
+def _kernel(step, rows, time, qpos, qvel, ctrl, frames, touching, impacts, actions, parameters, memory, observations,
+            terms, outcome):
+    """The task's kernel (:mod:`mechgym.compiled`): observation, reward terms, success and failure."""
+    dt = parameters[DT]
+    rotations, normal, faces, gaps = np.empty((3, 3, 3)), np.empty(3), np.empty((2, 3)), np.empty(2)
+    for i in rows:
+        bodies, observation = frames[i], observations[i]
+        _geometry(bodies, parameters, rotations, normal, faces)
+        card = bodies[CARD]
+        left, right = bodies[LEFT], bodies[RIGHT]
+        sign = 1.0 if card[FRAME_QUAT] >= 0.0 else -1.0
+        for k in range(3):
+            observation[k], observation[3 + k] = qpos[i, k], qvel[i, k]
+            # the card relative to the midpoint of the pads' centres
+            observation[8 + k] = card[FRAME_POS + k] - 0.5 * (left[FRAME_POS + k] + right[FRAME_POS + k])
+            observation[15 + k] = card[FRAME_LINVEL + k] - 0.5 * (left[FRAME_LINVEL + k] + right[FRAME_LINVEL + k])
+            observation[18 + k] = card[FRAME_ANGVEL + k]
+        observation[6], observation[7] = ctrl[i, 0], ctrl[i, 1]
+        for k in range(4):
+            observation[11 + k] = sign * card[FRAME_QUAT + k]
+        observation[21], observation[22] = touching[i, 0], touching[i, 1]
+        height = card[FRAME_POS + 2] - _vertical_reach(rotations[CARD], parameters[CARD_HALF:CARD_HALF + 3]) \
+            - parameters[TABLE_TOP]
+        observation[23] = height
+        outcome[i, FINITE] = np.isfinite(observation).all()
+        if not step or not outcome[i, FINITE]:
+            continue
+        episode = memory[i]
+        failure = _failure(episode[LIFTED_YET] == 1.0, bodies, parameters, rotations, normal, faces)
+        if height >= LIFTED:
+            episode[LIFTED_YET] = 1.0
+        episode[HOLD_SECONDS] = episode[HOLD_SECONDS] + dt if height >= LIFT_GOAL else 0.0
+        success = failure == 0 and episode[HOLD_SECONDS] >= HOLD_TIME - 1e-9
+        outcome[i, SUCCESS], outcome[i, FAILURE] = success, failure
+        if episode[LIFTED_YET] == 1.0:
+            terms[i, 0] = 0.0  # reach
+        else:
+            # |r - r*| plus the two pads' gaps to the card (m) once the pads are within HEIGHT_BAND of the grasp
+            # height, else plus two full finger travels: closing pays only where it makes a pinch
+            if abs(observation[10] - GRASP_OFFSET[2]) < HEIGHT_BAND:
+                _pad_gaps(bodies, parameters, normal, faces, gaps)
+                reach = gaps[0] + gaps[1]
+            else:
+                reach = 2.0 * parameters[FINGER_TRAVEL]
+            distance = math.sqrt(sum([(observation[8 + k] - GRASP_OFFSET[k]) ** 2 for k in range(3)]))
+            terms[i, 0] = -(distance + reach) / REACH_SCALE * dt
+        terms[i, 1] = 1.0 * dt if observation[21] != 0.0 and observation[22] != 0.0 else 0.0  # grasp
+        terms[i, 2] = 5.0 * min(max(height, 0.0), LIFT_GOAL) / LIFT_GOAL * dt  # lift
+        terms[i, 3] = -0.01 * actions[i, 0] ** 2 * dt  # effort
+        terms[i, 4] = 10.0 if success else 0.0  # success
+
+
+class GripperEnv(CompiledTask):
     __doc__ = __doc__
 
     scene = "gripper"
@@ -110,24 +254,28 @@ class GripperEnv(MechEnv):
     default_physics_dt, default_decimation, default_time_limit = 0.002, 10, 4.0
     reward_terms = ("reach", "grasp", "lift", "effort", "success")
     failure_penalty = -10.0
-    task_failures = ("tunnelled", "dropped")
+    task_failures = FAILURES
+    kernel = _kernel
+    observed_bodies = ("card", "left_finger", "right_finger")  # CARD, LEFT, RIGHT
+    observed_pairs = (("left_pad", "card"), ("right_pad", "card"))
 
     def __init__(self, randomize: bool = True, **kwargs):
         super().__init__(**kwargs)
         self.randomize = bool(randomize)
         model = self.sim.model
-        self._joints = [model.joint(name) for name in ("lift", "left_finger", "right_finger")]
-        self._qpos_index = np.array([j.qposadr[0] for j in self._joints])
-        self._qvel_index = np.array([j.dofadr[0] for j in self._joints])
+        joints = [model.joint(name) for name in ("lift", "left_finger", "right_finger")]
+        self.read_qpos = np.array([joint.qposadr[0] for joint in joints])
+        self.read_qvel = np.array([joint.dofadr[0] for joint in joints])
         self._card_qpos = model.joint("card_free").qposadr[0]
         self._lift = self._actuator("lift")
         self._fingers = [self._actuator("left_finger"), self._actuator("right_finger")]
+        self.read_ctrl = np.array([self._lift[0], self._fingers[0][0]])  # the lift's and the fingers' targets
         self.card_half = model.geom("card").size.copy()
         self.pad_half = model.geom("left_pad").size.copy()
         table = model.geom("table")
         self.table_top = float(table.pos[2] + table.size[2])
         self.finger_travel = self._fingers[0][2]  # m: the finger servos' ctrlrange top (0 is open)
-        self._pad_card = (frozenset(("left_pad", "card")), frozenset(("right_pad", "card")))
+        self._parameters = np.array([*self.card_half, *self.pad_half, self.table_top, self.finger_travel, self.dt])
 
     def scripted_policy(self) -> PickAndLift:
         """The hand-written controller that solves the task from the observations alone."""
@@ -147,12 +295,12 @@ class GripperEnv(MechEnv):
     def _initial_state(self, rng):
         model = self.sim.model
         qpos, qvel, ctrl = model.qpos0.copy(), np.zeros(model.nv), np.zeros(model.nu)
-        joints = qpos[self._qpos_index]
+        joints = qpos[self.read_qpos]
         if self.randomize:
             joints[0] = rng.uniform(*START_LIFT)
             joints[1:] = rng.uniform(*START_FINGERS, size=2)
             qpos[self._card_qpos + 1] += rng.uniform(-START_SHIFT, START_SHIFT)
-        qpos[self._qpos_index] = joints
+        qpos[self.read_qpos] = joints
         ctrl[self._lift[0]] = joints[0]
         for (index, _, _), position in zip(self._fingers, joints[1:], strict=True):
             ctrl[index] = position
@@ -161,10 +309,8 @@ class GripperEnv(MechEnv):
     def _begin_episode(self) -> None:
         self._lift_target = float(self.sim.ctrl[self._lift[0]])
         self._finger_target = float(self.sim.ctrl[self._fingers[0][0]])
-        self.lifted = False  # the card has been out of its slot in this episode
-        self._hold_time = 0.0
+        self._memory = np.zeros(2)
 
-    # ----------------------------------------------------------------- step
     def _apply_action(self, action) -> None:
         index, low, high = self._lift
         self._lift_target = float(np.clip(self._lift_target + LIFT_RATE * action[0] * self.dt, low, high))
@@ -175,119 +321,50 @@ class GripperEnv(MechEnv):
         for finger, _, _ in self._fingers:
             ctrl[finger] = self._finger_target
 
-    def _observe(self) -> np.ndarray:
-        sim = self.sim
-        qpos, qvel = sim.qpos, sim.qvel
-        card = sim.body("card")
-        pads_pos, pads_vel = self._pads_midpoint()
-        quat = card.quat if card.quat[0] >= 0 else -card.quat
-        finger_target = sim.ctrl[self._fingers[0][0]]
-        return np.concatenate((
-            qpos[self._qpos_index], qvel[self._qvel_index], [self._lift_target, finger_target],
-            card.pos - pads_pos, quat, card.linvel - pads_vel, card.angvel, self._pad_contacts(),
-            [self.card_bottom()],
-        ))
+    # ----------------------------------------------------------------- task geometry (the kernel's, for tests)
+    @property
+    def lifted(self) -> bool:
+        """The card has been out of its slot in this episode."""
+        return bool(self._memory[LIFTED_YET])
 
-    def _pads_midpoint(self) -> tuple[np.ndarray, np.ndarray]:
-        """Position (m) and velocity (m/s) of the midpoint of the two pads' centres, world frame."""
-        left, right = (pad.body for pad in self._frames().pads)
-        return 0.5 * (left.pos + right.pos), 0.5 * (left.linvel + right.linvel)
+    @lifted.setter
+    def lifted(self, value: bool) -> None:
+        self._memory[LIFTED_YET] = float(bool(value))
 
-    def _evaluate(self, action) -> StepOutcome:
-        obs, dt = self._observation, self.dt
-        height = obs[23]
-        both = bool(obs[21] and obs[22])
-        failure = self.detect_failure()
-        self.lifted = self.lifted or height >= LIFTED
-        self._hold_time = self._hold_time + dt if height >= LIFT_GOAL else 0.0
-        success = failure is None and self._hold_time >= HOLD_TIME - 1e-9
-        terms = {
-            "reach": 0.0 if self.lifted else -self._reach_distance(obs) / REACH_SCALE * dt,
-            "grasp": 1.0 * dt if both else 0.0,
-            "lift": 5.0 * min(max(height, 0.0), LIFT_GOAL) / LIFT_GOAL * dt,
-            "effort": -0.01 * action[0] ** 2 * dt,
-            "success": 10.0 if success else 0.0,
-        }
-        return StepOutcome(terms, success, failure)
-
-    def _reach_distance(self, obs: np.ndarray) -> float:
-        """|r - r*| plus the two pads' gaps to the card (m) once the pads are within HEIGHT_BAND of the grasp
-        height, else plus two full finger travels: closing pays only where it makes a pinch."""
-        at_height = abs(obs[10] - GRASP_OFFSET[2]) < HEIGHT_BAND
-        gaps = float(self.pad_gaps().sum()) if at_height else 2.0 * self.finger_travel
-        return float(np.linalg.norm(obs[8:11] - GRASP_OFFSET)) + gaps
-
-    # ----------------------------------------------------------------- task geometry
-    def _pad_contacts(self) -> np.ndarray:
-        touching = self.sim.touching()
-        return np.array([1.0 if pair in touching else 0.0 for pair in self._pad_card])
+    def _geometry_now(self):
+        """(frames, rotations, normal, faces) at the current state (see ``_geometry``)."""
+        frames = self._frames_now()
+        rotations, normal, faces = np.empty((3, 3, 3)), np.empty(3), np.empty((2, 3))
+        _geometry(frames, self._parameters, rotations, normal, faces)
+        return frames, rotations, normal, faces
 
     def card_bottom(self) -> float:
         """Height (m) of the card's lowest point above the table top."""
-        frames = self._frames()
-        return float(frames.card.pos[2] - _box_vertical_reach(frames.card_rotation, self.card_half) - self.table_top)
-
-    def _frames(self) -> _Frames:
-        """The card's and the pads' frames at the current state (computed once per state)."""
-        return self.sim.derived(self._read_frames)
-
-    def _read_frames(self) -> _Frames:
-        sim = self.sim
-        card = sim.body("card")
-        rotation = _rotation(card.quat)
-        normal = rotation[:, 0] if rotation[0, 0] >= 0 else -rotation[:, 0]
-        pads = []
-        for finger, side in (("left_finger", 1.0), ("right_finger", -1.0)):
-            pad = sim.body(finger)
-            pad_rotation = _rotation(pad.quat)
-            pads.append(_Pad(side, pad, pad_rotation, pad.pos + pad_rotation[:, 0] * side * self.pad_half[0]))
-        return _Frames(card, rotation, normal, tuple(pads))
+        frames, rotations, _, _ = self._geometry_now()
+        return float(frames[CARD, FRAME_POS + 2] - _vertical_reach(rotations[CARD], self.card_half) - self.table_top)
 
     def pad_gaps(self) -> np.ndarray:
         """Distance (m, >= 0) of each pad's inner face from the card's face on its side, along the card's
         thin axis: (left, right)."""
-        frames = self._frames()
-        centre, normal = frames.card.pos, frames.normal
-        return np.array([max(-pad.side * float(normal @ (pad.face - centre)) - self.card_half[0], 0.0)
-                         for pad in frames.pads])
+        frames, _, normal, faces = self._geometry_now()
+        gaps = np.empty(2)
+        _pad_gaps(frames, self._parameters, normal, faces, gaps)
+        return gaps
 
     def pads_tunnelled(self) -> bool:
         """A pad's inner face on the far side of the card's mid-plane, facing the card."""
-        frames = self._frames()
-        centre, rotation, normal = frames.card.pos, frames.card_rotation, frames.normal
-        for pad in frames.pads:
-            local = rotation.T @ (pad.face - centre)
-            facing = (abs(local[1]) < self.card_half[1] + self.pad_half[1]
-                      and abs(local[2]) < self.card_half[2] + self.pad_half[2])
-            if facing and pad.side * float(normal @ (pad.face - centre)) > 0.0:
-                return True
-        return False
+        frames, rotations, normal, faces = self._geometry_now()
+        return bool(_pads_tunnelled(frames, self._parameters, rotations, normal, faces))
 
     def card_dropped(self) -> bool:
         """After the card was lifted out of its slot: it slips down the pads fast, or it is below them."""
-        if not self.lifted:
-            return False
-        frames = self._frames()
-        card = frames.card
-        if card.linvel[2] - self._pads_midpoint()[1][2] < -SLIP_SPEED:
-            return True
-        card_top = card.pos[2] + _box_vertical_reach(frames.card_rotation, self.card_half)
-        pad_bottom = min(pad.body.pos[2] - _box_vertical_reach(pad.rotation, self.pad_half) for pad in frames.pads)
-        return bool(card_top < pad_bottom)
+        frames, rotations, _, _ = self._geometry_now()
+        return bool(_card_dropped(self.lifted, frames, self._parameters, rotations))
 
     def detect_failure(self) -> str | None:
-        if self.pads_tunnelled():
-            return "tunnelled"
-        if self.card_dropped():
-            return "dropped"
-        return None
-
-
-def _rotation(quat: np.ndarray) -> np.ndarray:
-    """3x3 rotation matrix of a unit quaternion (w, x, y, z)."""
-    matrix = np.empty(9)
-    mujoco.mju_quat2Mat(matrix, quat)
-    return matrix.reshape(3, 3)
+        frames, rotations, normal, faces = self._geometry_now()
+        failure = _failure(self.lifted, frames, self._parameters, rotations, normal, faces)
+        return FAILURES[failure - 1] if failure else None
 
 
 class PickAndLift(ScriptedPolicy):

@@ -55,13 +55,24 @@ Defaults: physics_dt 1e-4 s, decimation 10 (dt = 1 ms), time_limit 1 s.
 
 from __future__ import annotations
 
-from collections import deque
-from itertools import accumulate
+import math
 
 import numpy as np
 from gymnasium import spaces
+from numba import njit
 
-from mechgym.env import MechEnv, ScriptedPolicy, StepOutcome
+from mechgym.compiled import (
+    FAILURE,
+    FINITE,
+    FRAME_ANGVEL,
+    FRAME_LINVEL,
+    FRAME_POS,
+    FRAME_QUAT,
+    IMPACT_SPEEDS,
+    SUCCESS,
+    CompiledTask,
+)
+from mechgym.env import ScriptedPolicy
 
 WINDOW = 0.1  # s over which the crank's mean speed is taken
 TOLERANCE = 0.05  # relative error of the mean speed for success
@@ -69,14 +80,92 @@ PENETRATION = -0.0005  # m: the deepest gap allowed, half the 1 mm clearance
 IMPACT_WEIGHT = 0.001  # reward per N s of impulse: small enough that the target speed stays the best (docstring)
 TARGETS, START_SPEEDS, NOMINAL = (100.0, 200.0), (125.0, 175.0), 150.0  # rad/s
 
+# The kernel's parameters: the walls' faces' heights (y, m), the slider's half sizes a, b (m), its mass (kg), the
+# control period (s), the control steps per mean-speed window.
+WALL_TOP, WALL_BOTTOM, HALF_A, HALF_B, SLIDER_MASS, DT, WINDOW_STEPS = range(7)
+# The episode's memory: the target mean speed (rad/s), the crank's absolute angle at the start (rad), the number
+# of crank angle samples taken (one a control step, the start's first), then the last WINDOW_STEPS + 1 samples
+# (rad), a ring: sample k at SAMPLES + k mod (WINDOW_STEPS + 1).
+TARGET, START_ANGLE, SAMPLES_TAKEN, SAMPLES = range(4)
 
-def _absolute(relative: np.ndarray) -> list[float]:
+
+@njit(cache=True)
+def _absolute(relative: np.ndarray, out: np.ndarray) -> None:
     """theta_1..3 (rad) of the MJCF hinges' relative angles, or their rates (rad/s) of the relative rates: each
     child's added to its parent's."""
-    return list(accumulate(relative.tolist()))
+    total = 0.0
+    for k in range(3):
+        total += relative[k]
+        out[k] = total
 
 
-class SliderCrankEnv(MechEnv):
+@njit(cache=True)
+def _slider_gaps(slider: np.ndarray, parameters: np.ndarray, gaps: np.ndarray, rates: np.ndarray) -> None:
+    """Seed 002's g_1..g_4 (m) and their rates (m/s) from the slider's frame (planar pose and velocity): the
+    corners (-a, +b), (+a, +b) to the top wall, (-a, -b), (+a, -b) to the bottom one."""
+    w, z = slider[FRAME_QUAT], slider[FRAME_QUAT + 3]
+    # the rotation about z (the motion is planar) by 2 atan2(z, w): cos = (w^2 - z^2) / r^2, sin = 2 w z / r^2
+    r2 = w * w + z * z
+    c, s = (w * w - z * z) / r2, 2.0 * w * z / r2
+    centre_y, v_y, omega = slider[FRAME_POS + 1], slider[FRAME_LINVEL + 1], slider[FRAME_ANGVEL + 2]
+    a, b = parameters[HALF_A], parameters[HALF_B]
+    for k in range(4):
+        x, y, top = -a if k % 2 == 0 else a, b if k < 2 else -b, k < 2
+        height = centre_y + s * x + c * y
+        rate = v_y + omega * (c * x - s * y)  # a corner's y-velocity: v_y + (omega x r)_y = v_y + omega_z r_x
+        gaps[k] = parameters[WALL_TOP] - height if top else height - parameters[WALL_BOTTOM]
+        rates[k] = -rate if top else rate
+
+
+@njit(cache=True)
+def _failure(gaps: np.ndarray) -> int:
+    """1 ("penetrated") where a gap is below PENETRATION, else 0."""
+    return 1 if gaps.min() < PENETRATION else 0
+
+
+@njit(cache=True)
+def _kernel(step, rows, time, qpos, qvel, ctrl, frames, touching, impacts, actions, parameters, memory, observations,
+            terms, outcome):
+    """The task's kernel (:mod:`mechgym.compiled`): observation, reward terms, success and failure."""
+    dt, window = parameters[DT], int(parameters[WINDOW_STEPS])
+    theta, omega, gaps, rates = np.empty(3), np.empty(3), np.empty(4), np.empty(4)
+    for i in rows:
+        episode, observation = memory[i], observations[i]
+        _absolute(qpos[i], theta)
+        _absolute(qvel[i], omega)
+        taken = int(episode[SAMPLES_TAKEN])
+        if step:  # one sample a control step; the episode's start took the first
+            episode[SAMPLES + taken % (window + 1)] = theta[0]
+            taken += 1
+            episode[SAMPLES_TAKEN] = taken
+        steps = min(taken, window + 1) - 1  # control steps between the oldest sample kept and the newest
+        newest = episode[SAMPLES + (taken - 1) % (window + 1)]
+        oldest = episode[SAMPLES + (taken - 1 - steps) % (window + 1)]
+        mean_speed = (newest - oldest) / (steps * dt) if steps else omega[0]
+        _slider_gaps(frames[i, 0], parameters, gaps, rates)
+        target = episode[TARGET]
+        lag = target * time[i] - (theta[0] - episode[START_ANGLE])
+        observation[0], observation[1], observation[2] = math.cos(theta[0]), math.sin(theta[0]), omega[0]
+        observation[3], observation[4] = mean_speed, target
+        observation[5], observation[6], observation[7] = math.cos(theta[1]), math.sin(theta[1]), omega[1]
+        observation[8], observation[9] = theta[2], omega[2]
+        for k in range(4):
+            observation[10 + k] = 1000.0 * gaps[k]
+            observation[14 + k] = rates[k]
+        observation[18] = lag
+        outcome[i, FINITE] = np.isfinite(observation).all()
+        if not step or not outcome[i, FINITE]:
+            continue
+        error = (mean_speed - target) / target
+        failure = _failure(gaps)
+        outcome[i, FAILURE] = failure
+        outcome[i, SUCCESS] = failure == 0 and steps == window and abs(error) <= TOLERANCE
+        terms[i, 0] = -(error / 0.1) ** 2 * dt  # speed
+        terms[i, 1] = -IMPACT_WEIGHT * parameters[SLIDER_MASS] * impacts[i, 0, IMPACT_SPEEDS]  # impact
+        terms[i, 2] = -0.1 * actions[i, 0] ** 2 * dt  # torque
+
+
+class SliderCrankEnv(CompiledTask):
     __doc__ = __doc__
 
     scene = "slider_crank"
@@ -86,6 +175,9 @@ class SliderCrankEnv(MechEnv):
     failure_penalty = -10.0
     task_failures = ("penetrated",)
     success_ends_episode = False
+    kernel = _kernel
+    observed_bodies = ("slider",)
+    impact_geoms = ("slider",)
 
     def __init__(self, randomize: bool = True, **kwargs):
         super().__init__(**kwargs)
@@ -93,17 +185,16 @@ class SliderCrankEnv(MechEnv):
         model = self.sim.model
         self._motor = self._actuator("crank_motor")
         hinges = [model.joint(name) for name in ("crank", "rod", "slider")]
-        self._hinges = [int(hinge.qposadr[0]) for hinge in hinges]  # their qpos addresses
-        self._hinge_dofs = [int(hinge.dofadr[0]) for hinge in hinges]  # and qvel addresses
+        self.read_qpos = np.array([hinge.qposadr[0] for hinge in hinges])
+        self.read_qvel = np.array([hinge.dofadr[0] for hinge in hinges])
         slider = model.geom("slider")
         self.slider_half = slider.size[:2].copy()  # (a, b), m
         self.slider_mass = float(model.body("slider").mass[0])
         self.wall_top = float(model.geom("wall_top").pos[1] - model.geom("wall_top").size[1])
         self.wall_bottom = float(model.geom("wall_bottom").pos[1] + model.geom("wall_bottom").size[1])
-        a, b = self.slider_half.tolist()
-        # the corners (x, y) in the slider's frame, and whether a top one: g1, g2 (top); g3, g4 (bottom)
-        self._corners = ((-a, b, True), (a, b, True), (-a, -b, False), (a, -b, False))
         self._window = max(1, round(WINDOW / self.dt))  # control steps per mean-speed window
+        self._parameters = np.array([self.wall_top, self.wall_bottom, *self.slider_half, self.slider_mass, self.dt,
+                                     self._window])
 
     def scripted_policy(self) -> SpeedController:
         """The hand-written controller that solves the task from the observations alone."""
@@ -122,75 +213,31 @@ class SliderCrankEnv(MechEnv):
         model = self.sim.model
         qpos, qvel = model.key_qpos[0].copy(), model.key_qvel[0].copy()
         if self.randomize:
-            qvel *= rng.uniform(*START_SPEEDS) / qvel[self._hinge_dofs[0]]
+            qvel *= rng.uniform(*START_SPEEDS) / qvel[self.read_qvel[0]]
             self.target = float(rng.uniform(*TARGETS))
         else:
             self.target = NOMINAL
         return qpos, qvel, np.zeros(model.nu)
 
     def _begin_episode(self) -> None:
-        self._start_angle = _absolute(self.sim.qpos[self._hinges])[0]
-        self._angles = deque([self._start_angle], maxlen=self._window + 1)
+        theta = np.empty(3)
+        _absolute(self.sim.qpos[self.read_qpos], theta)
+        self._memory = np.zeros(SAMPLES + self._window + 1)
+        self._memory[[TARGET, START_ANGLE, SAMPLES_TAKEN, SAMPLES]] = self.target, theta[0], 1, theta[0]
 
-    # ----------------------------------------------------------------- step
     def _apply_action(self, action) -> None:
         index, low, high = self._motor
         self.sim.ctrl[index] = self._scaled(action[0], low, high)
 
-    def _observe(self) -> np.ndarray:
-        sim = self.sim
-        theta, omega = _absolute(sim.qpos[self._hinges]), _absolute(sim.qvel[self._hinge_dofs])
-        if sim.step_count > 0:  # one sample per control step; reset put in the first
-            self._angles.append(theta[0])
-        steps = len(self._angles) - 1
-        mean_speed = (self._angles[-1] - self._angles[0]) / (steps * self.dt) if steps else omega[0]
-        gaps, rates = self.gaps()
-        lag = self.target * sim.time - (theta[0] - self._start_angle)
-        return np.concatenate((
-            [np.cos(theta[0]), np.sin(theta[0]), omega[0], mean_speed, self.target,
-             np.cos(theta[1]), np.sin(theta[1]), omega[1], theta[2], omega[2]],
-            1000.0 * gaps, rates, [lag],
-        ))
-
-    def _evaluate(self, action) -> StepOutcome:
-        obs, dt = self._observation, self.dt
-        error = (obs[3] - self.target) / self.target
-        full_window = len(self._angles) > self._window
-        failure = self.detect_failure()
-        terms = {
-            "speed": -(error / 0.1) ** 2 * dt,
-            "impact": -IMPACT_WEIGHT * self.slider_mass * sum(self._impact_speeds("slider")),
-            "torque": -0.1 * float(action[0]) ** 2 * dt,
-        }
-        return StepOutcome(terms, failure is None and full_window and abs(error) <= TOLERANCE, failure)
-
-    # ----------------------------------------------------------------- task geometry
+    # ----------------------------------------------------------------- task geometry (the kernel's, for tests)
     def gaps(self) -> tuple[np.ndarray, np.ndarray]:
-        """Seed 002's g_1..g_4 (m) and their rates (m/s), from the slider body's planar pose and velocity
-        (read-only: computed once per state, for the observation and the failure check)."""
-        return self.sim.derived(self._slider_gaps)
-
-    def _slider_gaps(self) -> tuple[np.ndarray, np.ndarray]:
-        slider = self.sim.body("slider")
-        w, _, _, z = slider.quat.tolist()
-        # the rotation about z (the motion is planar) by 2 atan2(z, w): cos = (w^2 - z^2) / r^2, sin = 2 w z / r^2
-        r2 = w * w + z * z
-        c, s = (w * w - z * z) / r2, 2.0 * w * z / r2
-        centre_y, v_y, omega = slider.pos[1].item(), slider.linvel[1].item(), slider.angvel[2].item()
-        gaps, rates = [], []
-        for x, y, top in self._corners:
-            height = centre_y + s * x + c * y
-            rate = v_y + omega * (c * x - s * y)  # a corner's y-velocity: v_y + (omega x r)_y = v_y + omega_z r_x
-            gaps.append(self.wall_top - height if top else height - self.wall_bottom)
-            rates.append(-rate if top else rate)
-        gaps, rates = np.array(gaps), np.array(rates)
-        gaps.setflags(write=False)
-        rates.setflags(write=False)
+        """Seed 002's g_1..g_4 (m) and their rates (m/s) at the current state."""
+        gaps, rates = np.empty(4), np.empty(4)
+        _slider_gaps(self._frames_now()[0], self._parameters, gaps, rates)
         return gaps, rates
 
     def detect_failure(self) -> str | None:
-        gaps, _ = self.gaps()
-        return "penetrated" if gaps.min() < PENETRATION else None
+        return self.task_failures[0] if _failure(self.gaps()[0]) else None
 
 
 class SpeedController(ScriptedPolicy):

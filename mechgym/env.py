@@ -4,9 +4,9 @@ The base class keeps what all tasks share: the backend and its physics step, the
 (``decimation`` physics steps per action, run in one ``sim.step`` call), the episode length in seconds of
 simulated time, action checking and scaling, failure handling, rendering and the ``info`` dict. A task
 (one module beside its scene in ``envs/``) supplies the spaces, the initial state, how an action sets the
-controls, the observation, and the reward terms, success and failures of a step. A reading that several of
-its hooks use (the slider-crank's gaps, the gripper's pad faces) goes through ``self.sim.derived(self._method)``:
-computed once per state.
+controls, the observation, and the reward terms, success and failures of a step: in Python (``_observe``,
+``_evaluate``), or as one compiled kernel over arrays (:class:`mechgym.compiled.CompiledTask`, as the bundled
+tasks are), which a vector env calls once for a group of episodes (``conclude_many``).
 
 Conventions for every task:
 - actions lie in [-1, 1]; out-of-range values are clipped, non-finite ones raise ``ValueError``;
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -33,9 +34,11 @@ from gymnasium import logger, spaces
 
 from . import load
 from .render import SceneRenderer
-from .simulator import Simulator
+from .simulator import Event, Simulator
 
 DIVERGED = "diverged"  # the backend raised SimulationError or the observation became non-finite
+# (observation, reward, terminated, truncated, info) of a step
+Transition = tuple[np.ndarray, float, bool, bool, dict[str, Any]]
 
 
 @dataclass
@@ -162,18 +165,39 @@ class MechEnv(gym.Env[np.ndarray, np.ndarray], ABC):
         leaves them) into the controls: a vector env checks all its episodes' actions at once."""
         self._apply_action(action)
 
-    def conclude(self, action: np.ndarray, error: str | None):
+    def conclude(self, action: np.ndarray, error: str | None) -> Transition:
         """The step's (observation, reward, terminated, truncated, info) after the control period's physics
         (``decimation`` steps: ``Simulator.try_step``) returned ``error``, for the clipped ``action`` it ran with."""
-        if error is None:
-            observation = self._observe()
-            if not all(map(math.isfinite, observation.tolist())):
-                error = f"the observation became non-finite at t = {self.sim.time:.6g} s"
-        if error is None:
-            self._observation = observation
-            outcome = self._evaluate(action)
-        else:
-            outcome = StepOutcome(dict.fromkeys(self.reward_terms, 0.0), False, DIVERGED)
+        return self.conclude_many([self], [action], [error])[0]
+
+    @classmethod
+    def conclude_many(cls, envs: Sequence[MechEnv], actions: Sequence[np.ndarray],
+                      errors: Sequence[str | None]) -> list[Transition]:
+        """``conclude`` of each of ``envs`` (episodes of this task with the same settings: a vector env's), in
+        order. Here each one's ``_observe`` and ``_evaluate`` in turn; a compiled task (:mod:`mechgym.compiled`)
+        evaluates them all in one compiled call."""
+        transitions = []
+        for env, action, error in zip(envs, actions, errors, strict=True):
+            if error is None:
+                observation = env._observe()
+                if not all(map(math.isfinite, observation.tolist())):
+                    error = env._non_finite()
+            if error is None:
+                env._observation = observation
+                outcome = env._evaluate(action)
+            else:
+                outcome = env._diverged()
+            transitions.append(env._transition(outcome, error))
+        return transitions
+
+    def _non_finite(self) -> str:
+        return f"the observation became non-finite at t = {self.sim.time:.6g} s"
+
+    def _diverged(self) -> StepOutcome:
+        return StepOutcome(dict.fromkeys(self.reward_terms, 0.0), False, DIVERGED)
+
+    def _transition(self, outcome: StepOutcome, error: str | None) -> Transition:
+        """The step's result from its outcome (the observation is ``self._observation``: the last finite one)."""
         task_failure = outcome.failure is not None and outcome.failure != DIVERGED
         terms = {**outcome.terms, "failure": self.failure_penalty if task_failure else 0.0}
         terminated = task_failure or (outcome.success and self.success_ends_episode)
@@ -218,11 +242,11 @@ class MechEnv(gym.Env[np.ndarray, np.ndarray], ABC):
             raise ValueError(f"action[{bad}] is {array[bad]}; actions must be finite numbers in [-1, 1]")
         return np.minimum(np.maximum(array, -1.0), 1.0)  # np.clip's values, without its Python layers
 
-    def _impact_speeds(self, geom: str) -> list[float]:
-        """Speeds (m/s) of the impacts involving ``geom`` that the backend recorded since the last call."""
+    def _new_impacts(self) -> list[Event]:
+        """The impacts that the backend recorded since the last call (in this episode)."""
         new = self.sim.events_since(self._events_seen)
         self._events_seen += len(new)
-        return [event.speed for event in new if geom in (event.geom1, event.geom2)]
+        return new
 
     def _actuator(self, name: str) -> tuple[int, float, float]:
         """Index and ctrlrange (low, high) of a named actuator of the scene."""
@@ -259,6 +283,7 @@ class MechEnv(gym.Env[np.ndarray, np.ndarray], ABC):
     def _observe(self) -> np.ndarray:
         """The observation of the current state (float64; the base casts it to float32)."""
 
-    @abstractmethod
     def _evaluate(self, action: np.ndarray) -> StepOutcome:
-        """Reward terms, success and failure of the step just taken."""
+        """Reward terms, success and failure of the step just taken (a task written in Python implements it; a
+        compiled task, :class:`mechgym.compiled.CompiledTask`, evaluates its steps in its kernel instead)."""
+        raise NotImplementedError(f"{type(self).__name__} implements neither _evaluate nor a compiled kernel")

@@ -8,7 +8,8 @@ runs), then shares the episodes out among ``threads`` threads, a contiguous shar
 its episodes a few at a time (``_step_share``): their control periods of physics in one ``Simulator.step_many``
 call (on the in-house engine one compiled call, which releases the GIL, so that the threads' physics runs on
 all the cores at once; MuJoCo's backend steps in Python between ``mj_step`` calls and gains nothing from
-threads), then the evaluation of their steps (Python), which overlaps the other threads' physics. Results are
+threads), then the evaluation of their steps (``MechEnv.conclude_many``: a compiled task's kernel, one call for
+the group), which overlaps the other threads' physics. Results are
 exactly those of Gymnasium's ``SyncVectorEnv`` over the same single envs: the same observations, rewards, ends
 and infos, bit for bit, for every autoreset mode (``NEXT_STEP``, the default; ``SAME_STEP``, with
 ``info["final_obs"]`` and ``info["final_info"]``; ``DISABLED``, with ``options={"reset_mask": mask}``).
@@ -31,9 +32,8 @@ from gymnasium.envs.registration import load_env_creator
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from .env import MechEnv, _positive_integer
+from .env import MechEnv, Transition, _positive_integer
 
-Transition = tuple[np.ndarray, float, bool, bool, dict[str, Any]]
 # Episodes a thread advances per physics call (``Simulator.step_many``) before it evaluates them: enough that the
 # call's fixed cost and the threads' handing the GIL to each other between physics (without) and evaluation (with)
 # are spread over several episodes, few enough that one thread's evaluation overlaps the others' physics. Measured
@@ -215,12 +215,12 @@ class MechVectorEnv(VectorEnv):
 def _step_share(work: list[tuple[MechEnv, np.ndarray]]) -> list[Transition]:
     """The transitions of the (episode, clipped action) pairs whose actions are applied, a group at a time (up to
     ``EPISODES_PER_CALL``, in ``CALLS_PER_SHARE`` groups at least): their physics in one ``Simulator.step_many``
-    call, then each one's evaluation."""
+    call, then their evaluation (``conclude_many``)."""
     transitions: list[Transition] = []
     group = max(1, min(EPISODES_PER_CALL, len(work) // CALLS_PER_SHARE))
     for first in range(0, len(work), group):
         part = work[first:first + group]
         envs = [env for env, _ in part]
         errors = type(envs[0].sim).step_many([env.sim for env in envs], envs[0].decimation)
-        transitions += [env.conclude(action, error) for (env, action), error in zip(part, errors, strict=True)]
+        transitions += type(envs[0]).conclude_many(envs, [action for _, action in part], errors)
     return transitions

@@ -35,11 +35,11 @@ def assert_same(a, b, where="") -> None:
         assert type(a) is type(b) and a == b, f"{where}: {a!r} != {b!r}"
 
 
-def pair(env_id: str, backend: str, mode: AutoresetMode, **kwargs):
+def pair(env_id: str, backend: str, mode: AutoresetMode, num_envs: int = N, threads: int | None = None, **kwargs):
     kwargs = {"backend": backend, "time_limit": TIME_LIMIT[env_id], **kwargs}
-    native = gym.make_vec(env_id, num_envs=N, autoreset_mode=mode, **kwargs)
-    sync = gym.make_vec(env_id, num_envs=N, vectorization_mode="sync", vector_kwargs={"autoreset_mode": mode},
-                        **kwargs)
+    native = gym.make_vec(env_id, num_envs=num_envs, autoreset_mode=mode, threads=threads, **kwargs)
+    sync = gym.make_vec(env_id, num_envs=num_envs, vectorization_mode="sync",
+                        vector_kwargs={"autoreset_mode": mode}, **kwargs)
     return native, sync
 
 
@@ -63,6 +63,21 @@ def test_the_native_vector_env_steps_exactly_as_sync_vector_env(env_id, backend,
     native.close()
     sync.close()
 
+
+
+@pytest.mark.parametrize("backend", ["mechgym", "mujoco"])
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_groups_of_episodes_concluded_in_one_kernel_call_step_exactly_as_sync_vector_env(env_id, backend):
+    """16 episodes on one thread go in groups of 4 (vector.EPISODES_PER_CALL): each group's physics in one call and
+    its evaluation in one call of the task's kernel, rows of a batch that a single env fills alone."""
+    native, sync = pair(env_id, backend, AutoresetMode.NEXT_STEP, num_envs=16, threads=1)
+    assert_same(native.reset(seed=3), sync.reset(seed=3), "reset")
+    rng = np.random.default_rng(4)
+    for k in range(25):
+        actions = rng.uniform(-1.0, 1.0, size=native.action_space.shape)
+        assert_same(native.step(actions), sync.step(actions), f"step {k}")
+    native.close()
+    sync.close()
 
 def test_with_autoreset_disabled_ended_episodes_are_reset_by_mask_and_stepping_them_first_is_refused():
     native, sync = pair("mechgym/CubeDrop-v0", "mujoco", AutoresetMode.DISABLED)

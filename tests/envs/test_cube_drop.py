@@ -142,3 +142,21 @@ def test_on_the_in_house_engine_the_landed_cube_comes_to_rest_at_larger_steps(ph
     env = make("mechgym", physics_dt=physics_dt, decimation=round(0.02 / physics_dt))
     result = summary(list(run_episodes(env, env.unwrapped.scripted_policy(), first_seed=0, episodes=10)))
     assert result["successes"] == 10, result
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_impact_term_is_minus_half_the_squared_speeds_of_the_steps_cube_impacts(backend):
+    """The passive drop bounces on the slab: each step's impact term is -0.5 sum v^2 over the cube's impacts that
+    the simulator recorded in that step's control period, and the bounce is in it."""
+    env = make(backend, randomize=False, decimation=1)
+    env.reset(seed=0)
+    sim, charged = env.unwrapped.sim, 0
+    for _ in range(400):
+        seen = len(sim.events)
+        _, _, terminated, truncated, info = env.step(np.zeros(3))
+        speeds = [event.speed for event in sim.events[seen:] if "cube" in (event.geom1, event.geom2)]
+        assert info["reward_impact"] == pytest.approx(-0.5 * sum(v * v for v in speeds), rel=1e-15, abs=0.0)
+        charged += bool(speeds)
+        if terminated or truncated:
+            break
+    assert charged >= 1

@@ -25,7 +25,7 @@ def place(env: gym.Env, lift: float, left: float, right: float, card_pos, card_v
     qvel = np.zeros(task.sim.model.nv)
     qpos[0:3] = card_pos
     qvel[0:3] = card_vel
-    qpos[task._qpos_index] = (lift, left, right)
+    qpos[task.read_qpos] = (lift, left, right)
     task.sim.reset(qpos=qpos, qvel=qvel)
 
 

@@ -160,3 +160,17 @@ def test_the_return_is_best_at_the_target_speed_not_at_a_slower_one_with_fewer_i
     env = make(backend)
     on_target, slow = (run_episode(env, SteeredController(env, scale), 3).total_reward for scale in (1.0, 0.9))
     assert on_target > slow, (on_target, slow)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_impact_term_is_the_slider_mass_times_its_impact_speeds_of_the_step(backend):
+    env = make(backend, randomize=False)
+    env.reset(seed=0)
+    sim, mass, charged = env.unwrapped.sim, env.unwrapped.slider_mass, 0
+    for _ in range(200):
+        seen = len(sim.events)
+        _, _, _, _, info = env.step(np.array([0.5]))
+        speeds = [event.speed for event in sim.events[seen:] if "slider" in (event.geom1, event.geom2)]
+        assert info["reward_impact"] == pytest.approx(-0.001 * mass * sum(speeds), rel=1e-15, abs=0.0)
+        charged += bool(speeds)
+    assert charged >= 5
