@@ -60,18 +60,9 @@ import numpy as np
 from gymnasium import spaces
 from numba import njit
 
-from mechgym.compiled import (
-    FAILURE,
-    FINITE,
-    FRAME_ANGVEL,
-    FRAME_LINVEL,
-    FRAME_POS,
-    FRAME_QUAT,
-    IMPACT_SQUARES,
-    SUCCESS,
-    CompiledTask,
-)
+from mechgym.compiled import FAILURE, FINITE, IMPACT_SQUARES, SUCCESS, CompiledTask
 from mechgym.env import ScriptedPolicy
+from mechgym.simulator import FRAME_ANGVEL, FRAME_LINVEL, FRAME_POS, FRAME_QUAT
 
 REST_TIME = 0.5  # s at rest on the slab for success
 REST_TOLERANCE = 0.002  # m: centre height within this of the resting height
@@ -140,7 +131,7 @@ def _failure(pos: np.ndarray, speed: float, memory: np.ndarray, parameters: np.n
 
 
 @njit(cache=True)
-def _kernel(step, rows, time, qpos, qvel, ctrl, frames, touching, impacts, actions, parameters, memory, observations,
+def _kernel(step, rows, parameters, time, qpos, qvel, ctrl, frames, touching, impacts, actions, memory, observations,
             terms, outcome):
     """The task's kernel (:mod:`mechgym.compiled`): observation, reward terms, success and failure."""
     dt = parameters[DT]

@@ -69,17 +69,9 @@ import numpy as np
 from gymnasium import spaces
 from numba import njit
 
-from mechgym.compiled import (
-    FAILURE,
-    FINITE,
-    FRAME_ANGVEL,
-    FRAME_LINVEL,
-    FRAME_POS,
-    FRAME_QUAT,
-    SUCCESS,
-    CompiledTask,
-)
+from mechgym.compiled import FAILURE, FINITE, SUCCESS, CompiledTask
 from mechgym.env import ScriptedPolicy
+from mechgym.simulator import FRAME_ANGVEL, FRAME_LINVEL, FRAME_POS, FRAME_QUAT
 
 LIFT_RATE = 0.2  # m/s of the lift servo's target at |a| = 1
 FINGER_RATE = 0.1  # m/s of the finger servos' target at |a| = 1: the pads meet the card at most this fast
@@ -194,7 +186,7 @@ def _failure(lifted: bool, frames: np.ndarray, parameters: np.ndarray, rotations
 
 
 @njit(cache=True)
-def _kernel(step, rows, time, qpos, qvel, ctrl, frames, touching, impacts, actions, parameters, memory, observations,
+def _kernel(step, rows, parameters, time, qpos, qvel, ctrl, frames, touching, impacts, actions, memory, observations,
             terms, outcome):
     """The task's kernel (:mod:`mechgym.compiled`): observation, reward terms, success and failure."""
     dt = parameters[DT]

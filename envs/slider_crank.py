@@ -61,18 +61,9 @@ import numpy as np
 from gymnasium import spaces
 from numba import njit
 
-from mechgym.compiled import (
-    FAILURE,
-    FINITE,
-    FRAME_ANGVEL,
-    FRAME_LINVEL,
-    FRAME_POS,
-    FRAME_QUAT,
-    IMPACT_SPEEDS,
-    SUCCESS,
-    CompiledTask,
-)
+from mechgym.compiled import FAILURE, FINITE, IMPACT_SPEEDS, SUCCESS, CompiledTask
 from mechgym.env import ScriptedPolicy
+from mechgym.simulator import FRAME_ANGVEL, FRAME_LINVEL, FRAME_POS, FRAME_QUAT
 
 WINDOW = 0.1  # s over which the crank's mean speed is taken
 TOLERANCE = 0.05  # relative error of the mean speed for success
@@ -124,7 +115,7 @@ def _failure(gaps: np.ndarray) -> int:
 
 
 @njit(cache=True)
-def _kernel(step, rows, time, qpos, qvel, ctrl, frames, touching, impacts, actions, parameters, memory, observations,
+def _kernel(step, rows, parameters, time, qpos, qvel, ctrl, frames, touching, impacts, actions, memory, observations,
             terms, outcome):
     """The task's kernel (:mod:`mechgym.compiled`): observation, reward terms, success and failure."""
     dt, window = parameters[DT], int(parameters[WINDOW_STEPS])

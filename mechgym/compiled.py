@@ -5,9 +5,9 @@ A task written in Python (``_observe``, ``_evaluate``) costs 30-130 µs a contro
 arrays, as much as the physics of a control step on the cube drop and a third of it on the gripper; a vector env
 pays it for every episode, holding the GIL. A compiled task declares what it reads of the simulator
 (``observed_bodies``, ``observed_pairs``, ``impact_geoms``, and the coordinates ``read_qpos``, ``read_qvel``,
-``read_ctrl``), which :class:`Readings` gathers per episode, and a numba kernel::
+``read_ctrl``), which are gathered per episode into :class:`KernelArrays`, and a numba kernel::
 
-    kernel(step, rows, time, qpos, qvel, ctrl, frames, touching, impacts, actions, parameters, memory,
+    kernel(step, rows, parameters, time, qpos, qvel, ctrl, frames, touching, impacts, actions, memory,
            observations, terms, outcome)
 
 For each episode i in ``rows`` it writes ``observations[i]``; with ``step`` False (a reset) nothing else; with
@@ -15,8 +15,7 @@ For each episode i in ``rows`` it writes ``observations[i]``; with ``step`` Fals
 state that is not the simulator's), the reward terms ``terms[i]`` (in ``reward_terms`` order) and ``outcome[i]``
 (``SUCCESS``: 1 or 0, ``FAILURE``: 0, or k for ``task_failures[k - 1]``). ``outcome[i, FINITE]`` says whether the
 observation is finite (it always writes that). ``parameters`` are the task's numbers (lengths, thresholds, the
-control period), the same for every episode of one call. The readings' arrays are those of :class:`Readings`;
-``actions`` (n, action size) the clipped actions.
+control period), the same for every episode of one call; the other arrays are :class:`KernelArrays`'.
 """
 
 from __future__ import annotations
@@ -27,35 +26,45 @@ from typing import ClassVar, NamedTuple
 import numpy as np
 
 from .env import MechEnv, StepOutcome, Transition
+from .simulator import FRAME_SIZE
 
 FINITE, SUCCESS, FAILURE = 0, 1, 2  # the columns of a kernel's ``outcome``
-FRAME_POS, FRAME_QUAT, FRAME_LINVEL, FRAME_ANGVEL, FRAME_SIZE = 0, 3, 7, 10, 13  # a body's row of ``frames``
 IMPACT_SPEEDS, IMPACT_SQUARES = 0, 1  # the columns of ``impacts``
 
 
-class Readings(NamedTuple):
-    """What a compiled task reads of n episodes' simulators after a step: row i is episode i's."""
+class KernelArrays(NamedTuple):
+    """A kernel's arrays for n episodes, row i episode i's: its readings of the simulator after a step (time to
+    impacts), the clipped actions, and what the kernel reads and writes of the episodes (memory to outcome)."""
 
-    time: np.ndarray      # (n,) s
-    qpos: np.ndarray      # (n, len(read_qpos)): the entries of qpos that the task reads, in its order
-    qvel: np.ndarray      # (n, len(read_qvel)): likewise of qvel
-    ctrl: np.ndarray      # (n, len(read_ctrl)): likewise of ctrl
-    frames: np.ndarray    # (n, B, FRAME_SIZE): pos (m), quat, linvel (m/s), angvel (rad/s) of each observed body
-    touching: np.ndarray  # (n, P): 1.0 where the observed pair of geoms touches, else 0.0
-    impacts: np.ndarray   # (n, G, 2): the sums of the speeds (m/s) and of their squares of the impacts involving
-    #                       each impact geom in the step
+    time: np.ndarray          # (n,) s
+    qpos: np.ndarray          # (n, len(read_qpos)): the entries of qpos that the task reads, in its order
+    qvel: np.ndarray          # (n, len(read_qvel)): likewise of qvel
+    ctrl: np.ndarray          # (n, len(read_ctrl)): likewise of ctrl
+    frames: np.ndarray        # (n, B, FRAME_SIZE): each observed body's frame (``Simulator.frames``)
+    touching: np.ndarray      # (n, P): 1.0 where the observed pair of geoms touches, else 0.0
+    impacts: np.ndarray       # (n, G, 2): the sums of the speeds (m/s) and of their squares of the impacts
+    #                           involving each impact geom in the step
+    actions: np.ndarray       # (n, action size)
+    memory: np.ndarray        # (n, memory size)
+    observations: np.ndarray  # (n, observation size), float64
+    terms: np.ndarray         # (n, len(reward_terms))
+    outcome: np.ndarray       # (n, 3) int64: FINITE, SUCCESS, FAILURE
 
     @classmethod
-    def empty(cls, n: int, task: CompiledTask) -> Readings:
-        return cls(np.zeros(n), *(np.zeros((n, len(read))) for read in (task.read_qpos, task.read_qvel,
-                                                                         task.read_ctrl)),
-                   np.zeros((n, len(task.observed_bodies), FRAME_SIZE)), np.zeros((n, len(task.observed_pairs))),
-                   np.zeros((n, len(task.impact_geoms), 2)))
+    def empty(cls, n: int, task: CompiledTask) -> KernelArrays:
+        def rows(*shape, dtype=float):
+            return np.zeros((n, *shape), dtype=dtype)
+
+        return cls(rows(), rows(len(task.read_qpos)), rows(len(task.read_qvel)), rows(len(task.read_ctrl)),
+                   rows(len(task.observed_bodies), FRAME_SIZE), rows(len(task.observed_pairs)),
+                   rows(len(task.impact_geoms), 2), rows(*task.action_space.shape), rows(*task._memory.shape),
+                   rows(*task.observation_space.shape), rows(len(task.reward_terms)), rows(3, dtype=np.int64))
 
 
 class CompiledTask(MechEnv):
     """A task evaluated by its ``kernel`` (see the module docstring). A subclass sets the class attributes below,
-    builds ``self._parameters`` (float64) in ``__init__`` and ``self._memory`` (float64) in ``_begin_episode``."""
+    builds ``self._parameters`` (float64) in ``__init__`` and ``self._memory`` (float64, of one size for the
+    task's settings) in ``_begin_episode``."""
 
     kernel: ClassVar  # a numba function with the signature of the module docstring
     observed_bodies: ClassVar[tuple[str, ...]] = ()
@@ -67,74 +76,76 @@ class CompiledTask(MechEnv):
     _parameters: np.ndarray
     _memory: np.ndarray
 
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self._observed_ids = np.array([self.sim.body_id(name) for name in self.observed_bodies], dtype=np.int64)
+        # the kernel's arrays by number of episodes, for the calls that this episode leads (one thread at a time)
+        self._arrays: dict[int, KernelArrays] = {}
+
     @classmethod
     def conclude_many(cls, envs: Sequence[CompiledTask], actions: Sequence[np.ndarray],
                       errors: Sequence[str | None]) -> list[Transition]:
         """``conclude`` of each of ``envs`` with one call of the kernel for those whose physics went through."""
-        stepped = [i for i, error in enumerate(errors) if error is None]
-        observations, terms, outcome, memory = cls._run_kernel(envs, stepped, np.array(actions), step=True)
+        arrays = cls._run_kernel(envs, [i for i, error in enumerate(errors) if error is None], actions, step=True)
         transitions = []
         for i, (env, error) in enumerate(zip(envs, errors, strict=True)):
-            if error is None and not outcome[i, FINITE]:
+            outcome = arrays.outcome[i].tolist()
+            if error is None and not outcome[FINITE]:
                 error = env._non_finite()
             if error is None:
-                env._observation, env._memory = observations[i], memory[i]
-                failure = int(outcome[i, FAILURE])
-                result = StepOutcome(dict(zip(cls.reward_terms, terms[i].tolist(), strict=True)),
-                                     bool(outcome[i, SUCCESS]), cls.task_failures[failure - 1] if failure else None)
+                env._observation = arrays.observations[i].copy()
+                env._memory[:] = arrays.memory[i]
+                failure = outcome[FAILURE]
+                result = StepOutcome(dict(zip(cls.reward_terms, arrays.terms[i].tolist(), strict=True)),
+                                     bool(outcome[SUCCESS]), cls.task_failures[failure - 1] if failure else None)
             else:
                 result = env._diverged()
             transitions.append(env._transition(result, error))
         return transitions
 
     def _observe(self) -> np.ndarray:
-        observations, _, outcome, _ = self._run_kernel([self], [0], np.zeros((1, *self.action_space.shape)),
-                                                       step=False)
-        return observations[0]
+        return self._run_kernel([self], [0], None, step=False).observations[0].copy()
 
     @classmethod
-    def _run_kernel(cls, envs: Sequence[CompiledTask], rows: list[int], actions: np.ndarray, step: bool):
-        """The kernel's (observations, terms, outcome, memory) for the episodes ``rows`` of ``envs``."""
+    def _run_kernel(cls, envs: Sequence[CompiledTask], rows: list[int], actions: Sequence[np.ndarray] | None,
+                    step: bool) -> KernelArrays:
+        """The kernel's arrays after it ran for the episodes ``rows`` of ``envs`` (``actions``: theirs, one per
+        episode of ``envs``, or None where it does not step)."""
         first, n = envs[0], len(envs)
-        readings = Readings.empty(n, first)
+        arrays = first._arrays.get(n)
+        if arrays is None:
+            arrays = first._arrays[n] = KernelArrays.empty(n, first)
         for i in rows:
-            envs[i]._read(readings, i)
-        memory = np.array([env._memory for env in envs])
-        observations = np.zeros((n, *first.observation_space.shape))
-        terms = np.zeros((n, len(cls.reward_terms)))
-        outcome = np.zeros((n, 3), dtype=np.int64)
-        cls.kernel(step, np.array(rows, dtype=np.int64), *readings, actions, first._parameters, memory, observations,
-                   terms, outcome)
-        return observations, terms, outcome, memory
+            envs[i]._read(arrays, i)
+            arrays.memory[i] = envs[i]._memory
+            if actions is not None:
+                arrays.actions[i] = actions[i]
+        cls.kernel(step, np.array(rows, dtype=np.int64), first._parameters, *arrays)
+        return arrays
 
-    def _read(self, readings: Readings, i: int) -> None:
+    def _read(self, arrays: KernelArrays, i: int) -> None:
         """Write this episode's readings into row ``i``; the impacts are those since the last read."""
         sim = self.sim
-        readings.time[i] = sim.time
+        arrays.time[i] = sim.time
         if self.read_qpos.size:
-            readings.qpos[i] = sim.qpos[self.read_qpos]
+            arrays.qpos[i] = sim.qpos[self.read_qpos]
         if self.read_qvel.size:
-            readings.qvel[i] = sim.qvel[self.read_qvel]
+            arrays.qvel[i] = sim.qvel[self.read_qvel]
         if self.read_ctrl.size:
-            readings.ctrl[i] = sim.ctrl[self.read_ctrl]
-        self._frames_now(readings.frames[i])
+            arrays.ctrl[i] = sim.ctrl[self.read_ctrl]
+        sim.frames(self._observed_ids, arrays.frames[i])
         if self.observed_pairs:
             touching = sim.touching()
-            readings.touching[i] = [frozenset(pair) in touching for pair in self.observed_pairs]
+            arrays.touching[i] = [frozenset(pair) in touching for pair in self.observed_pairs]
         if self.impact_geoms:
             new = self._new_impacts()
-            for impact, geom in zip(readings.impacts[i], self.impact_geoms, strict=True):
+            for impact, geom in zip(arrays.impacts[i], self.impact_geoms, strict=True):
                 speeds = [event.speed for event in new if geom in (event.geom1, event.geom2)]
                 impact[IMPACT_SPEEDS] = sum(speeds)
                 impact[IMPACT_SQUARES] = sum(v * v for v in speeds)
 
-    def _frames_now(self, out: np.ndarray | None = None) -> np.ndarray:
-        """The observed bodies' frames (B, FRAME_SIZE) at the current state, into ``out`` if given."""
-        frames = np.empty((len(self.observed_bodies), FRAME_SIZE)) if out is None else out
-        for frame, name in zip(frames, self.observed_bodies, strict=True):
-            body = self.sim.body(name)
-            frame[FRAME_POS:FRAME_POS + 3] = body.pos
-            frame[FRAME_QUAT:FRAME_QUAT + 4] = body.quat
-            frame[FRAME_LINVEL:FRAME_LINVEL + 3] = body.linvel
-            frame[FRAME_ANGVEL:FRAME_ANGVEL + 3] = body.angvel
+    def _frames_now(self) -> np.ndarray:
+        """The observed bodies' frames (B, FRAME_SIZE) at the current state."""
+        frames = np.empty((len(self.observed_bodies), FRAME_SIZE))
+        self.sim.frames(self._observed_ids, frames)
         return frames

@@ -23,6 +23,10 @@ _NOT_YET = object()  # (``Simulator.derived``: no value kept)
 Derived = TypeVar("Derived")
 
 
+# A body's frame as one row of ``Simulator.frames``: pos (m), quat (w, x, y, z), linvel (m/s), angvel (rad/s)
+FRAME_POS, FRAME_QUAT, FRAME_LINVEL, FRAME_ANGVEL, FRAME_SIZE = 0, 3, 7, 10, 13
+
+
 @dataclass(frozen=True)
 class BodyState:
     """Pose and velocity of a body frame: pos (m), quat (w, x, y, z), linvel (m/s) of the frame's
@@ -351,6 +355,11 @@ class Simulator(ABC):
     @abstractmethod
     def contacts(self) -> list[Contact]:
         """Contacts at the current state, with the forces that hold them (see :class:`Contact`)."""
+
+    @abstractmethod
+    def frames(self, bodies: np.ndarray, out: np.ndarray) -> None:
+        """Write the world frames of the bodies with these indices (``body_id``) into the rows of ``out``
+        (len(bodies), FRAME_SIZE): what ``body`` reads, in one array (a task reads a few bodies every control step)."""
 
     @abstractmethod
     def touching(self) -> set[frozenset[str]]:

@@ -21,6 +21,7 @@ import sys
 
 import mujoco
 import numpy as np
+from numba import njit
 from numba.core import event
 
 from ..errors import SimulationError
@@ -45,7 +46,17 @@ from ..physics.step import (
 )
 from ..physics.tolerances import MAX_SUBDIVISION
 from ..scene import confinement_names, name_of
-from ..simulator import BodyState, Contact, Event, Simulator, checked_many
+from ..simulator import (
+    FRAME_ANGVEL,
+    FRAME_LINVEL,
+    FRAME_POS,
+    FRAME_QUAT,
+    BodyState,
+    Contact,
+    Event,
+    Simulator,
+    checked_many,
+)
 
 # Contact set capacity per world: contacts and broad-phase pairs at least, and per moving body and per geom
 # (a box resting on a face has 4 contacts, on an edge of another box up to 8), impacts recorded per
@@ -79,6 +90,26 @@ class _CompileNotice(event.Listener):
 
 
 event.register("numba:compile", _CompileNotice())
+
+
+@njit(cache=True)
+def _gather_frames(bodies, body_index, readings, static_pos, static_quat, out):
+    """``Simulator.frames``: each MuJoCo body's row of the engine's readings (B, READING_SIZE), or a static
+    body's pose at rest."""
+    for k in range(bodies.size):
+        body, frame = bodies[k], out[k]
+        engine = body_index[body]
+        if engine < 0:
+            frame[FRAME_POS:FRAME_POS + 3] = static_pos[body]
+            frame[FRAME_QUAT:FRAME_QUAT + 4] = static_quat[body]
+            frame[FRAME_LINVEL:FRAME_LINVEL + 3] = 0.0
+            frame[FRAME_ANGVEL:FRAME_ANGVEL + 3] = 0.0
+        else:
+            row = readings[engine]
+            frame[FRAME_POS:FRAME_POS + 3] = row[READ_POS:READ_POS + 3]
+            frame[FRAME_QUAT:FRAME_QUAT + 4] = row[READ_QUAT:READ_QUAT + 4]
+            frame[FRAME_LINVEL:FRAME_LINVEL + 3] = row[READ_LINVEL:READ_LINVEL + 3]
+            frame[FRAME_ANGVEL:FRAME_ANGVEL + 3] = row[READ_ANGVEL:READ_ANGVEL + 3]
 
 
 class MechgymSimulator(Simulator):
@@ -232,13 +263,18 @@ class MechgymSimulator(Simulator):
         compiled call (a task reads qpos, qvel and a few bodies every control step)."""
         reading = self._now.get("reading")
         if reading is None:
-            if _READ not in self._now:
-                self._run(READ, self._packed.alone, self._packed.kind, _NO_WINDOWS, self._first_step, 0, self._dt)
-            arrays = self._reading_arrays
+            arrays = self._read_state()
             reading = self._now["reading"] = arrays.qpos.copy(), arrays.qvel.copy(), arrays.bodies.copy()
             for array in reading:
                 array.setflags(write=False)
         return reading
+
+    def _read_state(self) -> Reading:
+        """The engine's reading arrays, holding the current state's (the compiled READ call, once per state)."""
+        if _READ not in self._now:
+            self._run(READ, self._packed.alone, self._packed.kind, _NO_WINDOWS, self._first_step, 0, self._dt)
+            self._now[_READ] = True
+        return self._reading_arrays
 
     def _ctrl_array(self) -> np.ndarray:
         return self._ctrl[0]
@@ -251,6 +287,10 @@ class MechgymSimulator(Simulator):
         reading = self._reading()[2][index]
         return BodyState(reading[READ_POS:READ_POS + 3], reading[READ_QUAT:READ_QUAT + 4],
                          reading[READ_LINVEL:READ_LINVEL + 3], reading[READ_ANGVEL:READ_ANGVEL + 3])
+
+    def frames(self, bodies: np.ndarray, out: np.ndarray) -> None:
+        engine = self.engine
+        _gather_frames(bodies, engine.body_index, self._read_state().bodies, engine.static_pos, engine.static_quat, out)
 
     def angular_momentum(self, body: str) -> np.ndarray:
         """World-frame angular momentum (kg m^2/s) of a named body about its centre of mass (zero if static)."""

@@ -17,7 +17,17 @@ import numpy as np
 
 from ..errors import SceneError
 from ..scene import CONFINEMENT_PREFIX, confinement_names
-from ..simulator import BodyState, Contact, Event, Simulator
+from ..simulator import (
+    FRAME_ANGVEL,
+    FRAME_LINVEL,
+    FRAME_POS,
+    FRAME_QUAT,
+    FRAME_SIZE,
+    BodyState,
+    Contact,
+    Event,
+    Simulator,
+)
 
 _STATE = mujoco.mjtState.mjSTATE_INTEGRATION
 _DIVERGENCE_WARNINGS = tuple(int(w) for w in (mujoco.mjtWarning.mjWARN_BADQPOS, mujoco.mjtWarning.mjWARN_BADQVEL,
@@ -133,11 +143,18 @@ class MujocoSimulator(Simulator):
         return self.data.ctrl
 
     def _body_state(self, body: int) -> BodyState:
-        data = self._derived()
-        velocity = np.zeros(6)
-        mujoco.mj_objectVelocity(self.model, data, mujoco.mjtObj.mjOBJ_XBODY, body, velocity, 0)
-        return BodyState(data.xpos[body].copy(), data.xquat[body].copy(), velocity[3:].copy(),
-                         velocity[:3].copy())
+        frame = np.empty((1, FRAME_SIZE))
+        self.frames(np.array([body]), frame)
+        return BodyState(*np.split(frame[0], [FRAME_QUAT, FRAME_LINVEL, FRAME_ANGVEL]))
+
+    def frames(self, bodies: np.ndarray, out: np.ndarray) -> None:
+        data, velocity = self._derived(), np.empty(6)  # (angular, linear)
+        for frame, body in zip(out, bodies.tolist(), strict=True):
+            mujoco.mj_objectVelocity(self.model, data, mujoco.mjtObj.mjOBJ_XBODY, body, velocity, 0)
+            frame[FRAME_POS:FRAME_POS + 3] = data.xpos[body]
+            frame[FRAME_QUAT:FRAME_QUAT + 4] = data.xquat[body]
+            frame[FRAME_LINVEL:FRAME_LINVEL + 3] = velocity[3:]
+            frame[FRAME_ANGVEL:FRAME_ANGVEL + 3] = velocity[:3]
 
     def energy(self) -> float:
         """K = 1/2 qvel . M qvel,  U = -sum_b m_b g . c_b (c_b: body centre of mass)."""
