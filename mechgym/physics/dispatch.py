@@ -43,10 +43,15 @@ def _same_type(arg, last, kind) -> bool:
         return arg in _INT64 and last in _INT64
     if type(arg) is np.ndarray and type(last) is np.ndarray:
         flags, last_flags = arg.flags, last.flags
-        return (arg.dtype == last.dtype and arg.ndim == last.ndim and flags.c_contiguous == last_flags.c_contiguous
-                and flags.f_contiguous == last_flags.f_contiguous and flags.writeable == last_flags.writeable
-                and flags.aligned == last_flags.aligned)
+        return (arg.dtype == last.dtype and arg.ndim == last.ndim and _layout(flags) == _layout(last_flags)
+                and flags.writeable == last_flags.writeable and flags.aligned == last_flags.aligned)
     return typeof(arg) == kind
+
+
+def _layout(flags) -> str:
+    """numba's layout of an array with these flags: "C" if C-contiguous (a single row is F-contiguous too), else "F"
+    if F-contiguous, else "A"."""
+    return "C" if flags.c_contiguous else "F" if flags.f_contiguous else "A"
 
 
 class Direct:

@@ -68,6 +68,22 @@ def test_direct_falls_back_to_the_dispatcher_when_a_type_changes():
     assert call(np.ones(9), 1.0, 9) == 9.0 and len(scaled.overloads) == 6  # another shape: the same type
 
 
+def test_direct_takes_a_single_row_for_a_c_contiguous_matrix():
+    """A (1, k) array is C- and F-contiguous: numba types it as C, like any other C-contiguous matrix, and ``Direct``
+    keeps the entry point (a vector env's groups of one and of several episodes); an F-ordered matrix is another
+    type."""
+    @njit
+    def corner(rows):
+        return rows[0, -1]
+
+    call = Direct(corner)
+    assert call(np.arange(12.0).reshape(4, 3)) == 2.0
+    dispatcher, call._dispatcher = call._dispatcher, None  # a fall back to it would fail
+    assert call(np.arange(3.0).reshape(1, 3)) == 2.0
+    call._dispatcher = dispatcher
+    assert call(np.asfortranarray(np.arange(12.0).reshape(4, 3))) == 2.0 and len(corner.overloads) == 2
+
+
 class _Inner(NamedTuple):
     matrix: np.ndarray
     flag: bool
