@@ -274,10 +274,10 @@ class Simulator(ABC):
         key = ("body", name)
         state = self._now.get(key) if isinstance(name, str) else None
         if state is None:
-            state = self._body_state(self.body_id(name))
-            for array in (state.pos, state.quat, state.linvel, state.angvel):
-                array.setflags(write=False)
-            self._now[key] = state
+            frame = np.empty((1, FRAME_SIZE))
+            self.frames(np.array([self.body_id(name)]), frame)
+            frame.setflags(write=False)
+            state = self._now[key] = BodyState(*np.split(frame[0], [FRAME_QUAT, FRAME_LINVEL, FRAME_ANGVEL]))
         return state
 
     def derived(self, compute: Callable[[], Derived]) -> Derived:
@@ -371,9 +371,6 @@ class Simulator(ABC):
 
     @abstractmethod
     def _advance(self, n: int) -> None: ...
-
-    @abstractmethod
-    def _body_state(self, body: int) -> BodyState: ...
 
     @abstractmethod
     def _physics_state(self) -> Any: ...

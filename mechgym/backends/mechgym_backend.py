@@ -51,7 +51,6 @@ from ..simulator import (
     FRAME_LINVEL,
     FRAME_POS,
     FRAME_QUAT,
-    BodyState,
     Contact,
     Event,
     Simulator,
@@ -252,25 +251,16 @@ class MechgymSimulator(Simulator):
     # ----------------------------------------------------------------- observations
     @property
     def qpos(self) -> np.ndarray:
-        return self._reading()[0].copy()
+        return self._read_state().qpos.copy()
 
     @property
     def qvel(self) -> np.ndarray:
-        return self._reading()[1].copy()
-
-    def _reading(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(qpos, qvel, body readings (B, READING_SIZE)) of the current state, read-only, read once per state in one
-        compiled call (a task reads qpos, qvel and a few bodies every control step)."""
-        reading = self._now.get("reading")
-        if reading is None:
-            arrays = self._read_state()
-            reading = self._now["reading"] = arrays.qpos.copy(), arrays.qvel.copy(), arrays.bodies.copy()
-            for array in reading:
-                array.setflags(write=False)
-        return reading
+        return self._read_state().qvel.copy()
 
     def _read_state(self) -> Reading:
-        """The engine's reading arrays, holding the current state's (the compiled READ call, once per state)."""
+        """The engine's reading arrays (qpos, qvel and every body's frame), holding the current state's: read once
+        per state in one compiled call, which ``step.run`` makes at the end of its steps (a task reads a few bodies
+        and coordinates every control step)."""
         if _READ not in self._now:
             self._run(READ, self._packed.alone, self._packed.kind, _NO_WINDOWS, self._first_step, 0, self._dt)
             self._now[_READ] = True
@@ -278,15 +268,6 @@ class MechgymSimulator(Simulator):
 
     def _ctrl_array(self) -> np.ndarray:
         return self._ctrl[0]
-
-    def _body_state(self, body: int) -> BodyState:
-        index = int(self.engine.body_index[body])
-        if index < 0:
-            return BodyState(self.engine.static_pos[body].copy(), self.engine.static_quat[body].copy(),
-                             np.zeros(3), np.zeros(3))
-        reading = self._reading()[2][index]
-        return BodyState(reading[READ_POS:READ_POS + 3], reading[READ_QUAT:READ_QUAT + 4],
-                         reading[READ_LINVEL:READ_LINVEL + 3], reading[READ_ANGVEL:READ_ANGVEL + 3])
 
     def frames(self, bodies: np.ndarray, out: np.ndarray) -> None:
         engine = self.engine

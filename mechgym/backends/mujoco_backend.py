@@ -22,8 +22,6 @@ from ..simulator import (
     FRAME_LINVEL,
     FRAME_POS,
     FRAME_QUAT,
-    FRAME_SIZE,
-    BodyState,
     Contact,
     Event,
     Simulator,
@@ -141,11 +139,6 @@ class MujocoSimulator(Simulator):
 
     def _ctrl_array(self) -> np.ndarray:
         return self.data.ctrl
-
-    def _body_state(self, body: int) -> BodyState:
-        frame = np.empty((1, FRAME_SIZE))
-        self.frames(np.array([body]), frame)
-        return BodyState(*np.split(frame[0], [FRAME_QUAT, FRAME_LINVEL, FRAME_ANGVEL]))
 
     def frames(self, bodies: np.ndarray, out: np.ndarray) -> None:
         data, velocity = self._derived(), np.empty(6)  # (angular, linear)
