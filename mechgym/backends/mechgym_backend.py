@@ -46,16 +46,7 @@ from ..physics.step import (
 )
 from ..physics.tolerances import MAX_SUBDIVISION
 from ..scene import confinement_names, name_of
-from ..simulator import (
-    FRAME_ANGVEL,
-    FRAME_LINVEL,
-    FRAME_POS,
-    FRAME_QUAT,
-    Contact,
-    Event,
-    Simulator,
-    checked_many,
-)
+from ..simulator import FRAME_ANGVEL, FRAME_LINVEL, FRAME_POS, FRAME_QUAT, Contact, Event, Simulator, checked_many
 
 # Contact set capacity per world: contacts and broad-phase pairs at least, and per moving body and per geom
 # (a box resting on a face has 4 contacts, on an edge of another box up to 8), impacts recorded per

@@ -17,15 +17,7 @@ import numpy as np
 
 from ..errors import SceneError
 from ..scene import CONFINEMENT_PREFIX, confinement_names
-from ..simulator import (
-    FRAME_ANGVEL,
-    FRAME_LINVEL,
-    FRAME_POS,
-    FRAME_QUAT,
-    Contact,
-    Event,
-    Simulator,
-)
+from ..simulator import FRAME_ANGVEL, FRAME_LINVEL, FRAME_POS, FRAME_QUAT, Contact, Event, Simulator
 
 _STATE = mujoco.mjtState.mjSTATE_INTEGRATION
 _DIVERGENCE_WARNINGS = tuple(int(w) for w in (mujoco.mjtWarning.mjWARN_BADQPOS, mujoco.mjtWarning.mjWARN_BADQVEL,
