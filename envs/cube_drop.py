@@ -220,7 +220,7 @@ class CubeDropEnv(CompiledTask):
         return qpos, qvel, np.zeros(model.nu)
 
     def _begin_episode(self) -> None:
-        self._memory = np.array([0.0, _slab_side(self.sim.body("cube").pos, self._parameters)])
+        self._memory = np.array([0.0, _slab_side(self._frames_now()[0, FRAME_POS:FRAME_POS + 3], self._parameters)])
 
     def _apply_action(self, action) -> None:
         ctrl = self.sim.ctrl
