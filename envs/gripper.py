@@ -69,7 +69,7 @@ import numpy as np
 from gymnasium import spaces
 from numba import njit
 
-from mechgym.compiled import FAILURE, FINITE, SUCCESS, CompiledTask
+from mechgym.compiled import FAILURE, SUCCESS, CompiledTask
 from mechgym.env import ScriptedPolicy
 from mechgym.simulator import FRAME_ANGVEL, FRAME_LINVEL, FRAME_POS, FRAME_QUAT
 
@@ -109,6 +109,13 @@ def _rotation(frame: np.ndarray, out: np.ndarray) -> None:
 def _vertical_reach(rotation: np.ndarray, half: np.ndarray) -> float:
     """Half the vertical extent (m) of a box with these half sizes and world rotation."""
     return abs(rotation[2, 0]) * half[0] + abs(rotation[2, 1]) * half[1] + abs(rotation[2, 2]) * half[2]
+
+
+@njit(cache=True)
+def _card_bottom(frames: np.ndarray, parameters: np.ndarray, rotations: np.ndarray) -> float:
+    """Height (m) of the card's lowest point above the table top."""
+    return (frames[CARD, FRAME_POS + 2] - _vertical_reach(rotations[CARD], parameters[CARD_HALF:CARD_HALF + 3])
+            - parameters[TABLE_TOP])
 
 
 @njit(cache=True)
@@ -207,11 +214,9 @@ def _kernel(step, rows, parameters, time, qpos, qvel, ctrl, frames, touching, im
         for k in range(4):
             observation[11 + k] = sign * card[FRAME_QUAT + k]
         observation[21], observation[22] = touching[i, 0], touching[i, 1]
-        height = card[FRAME_POS + 2] - _vertical_reach(rotations[CARD], parameters[CARD_HALF:CARD_HALF + 3]) \
-            - parameters[TABLE_TOP]
+        height = _card_bottom(bodies, parameters, rotations)
         observation[23] = height
-        outcome[i, FINITE] = np.isfinite(observation).all()
-        if not step or not outcome[i, FINITE]:
+        if not step:
             continue
         episode = memory[i]
         failure = _failure(episode[LIFTED_YET] == 1.0, bodies, parameters, rotations, normal, faces)
@@ -333,7 +338,7 @@ class GripperEnv(CompiledTask):
     def card_bottom(self) -> float:
         """Height (m) of the card's lowest point above the table top."""
         frames, rotations, _, _ = self._geometry_now()
-        return float(frames[CARD, FRAME_POS + 2] - _vertical_reach(rotations[CARD], self.card_half) - self.table_top)
+        return float(_card_bottom(frames, self._parameters, rotations))
 
     def pad_gaps(self) -> np.ndarray:
         """Distance (m, >= 0) of each pad's inner face from the card's face on its side, along the card's

@@ -11,11 +11,12 @@ pays it for every episode, holding the GIL. A compiled task declares what it rea
            observations, terms, outcome)
 
 For each episode i in ``rows`` it writes ``observations[i]``; with ``step`` False (a reset) nothing else; with
-``step`` True, if the observation is finite, the task's memory ``memory[i]`` (timers, flags, samples: the episode's
-state that is not the simulator's), the reward terms ``terms[i]`` (in ``reward_terms`` order) and ``outcome[i]``
-(``SUCCESS``: 1 or 0, ``FAILURE``: 0, or k for ``task_failures[k - 1]``). ``outcome[i, FINITE]`` says whether the
-observation is finite (it always writes that). ``parameters`` are the task's numbers (lengths, thresholds, the
-control period), the same for every episode of one call; the other arrays are :class:`KernelArrays`'.
+``step`` True also the task's memory ``memory[i]`` (timers, flags, samples: the episode's state that is not the
+simulator's), the reward terms ``terms[i]`` (in ``reward_terms`` order) and ``outcome[i]`` (``SUCCESS``: 1 or 0,
+``FAILURE``: 0, or k for ``task_failures[k - 1]``). An episode whose observation is not finite diverged: what the
+kernel wrote of its step is dropped, its memory included (``CompiledTask.conclude_many``). ``parameters`` are the
+task's numbers (lengths, thresholds, the control period), the same for every episode of one call; the other arrays
+are :class:`KernelArrays`'.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import numpy as np
 from .env import MechEnv, StepOutcome, Transition
 from .simulator import FRAME_SIZE
 
-FINITE, SUCCESS, FAILURE = 0, 1, 2  # the columns of a kernel's ``outcome``
+SUCCESS, FAILURE = 0, 1  # the columns of a kernel's ``outcome``
 IMPACT_SPEEDS, IMPACT_SQUARES = 0, 1  # the columns of ``impacts``
 
 
@@ -48,7 +49,7 @@ class KernelArrays(NamedTuple):
     memory: np.ndarray        # (n, memory size)
     observations: np.ndarray  # (n, observation size), float64
     terms: np.ndarray         # (n, len(reward_terms))
-    outcome: np.ndarray       # (n, 3) int64: FINITE, SUCCESS, FAILURE
+    outcome: np.ndarray       # (n, 2) int64: SUCCESS, FAILURE
 
     @classmethod
     def empty(cls, n: int, task: CompiledTask) -> KernelArrays:
@@ -58,7 +59,7 @@ class KernelArrays(NamedTuple):
         return cls(rows(), rows(len(task.read_qpos)), rows(len(task.read_qvel)), rows(len(task.read_ctrl)),
                    rows(len(task.observed_bodies), FRAME_SIZE), rows(len(task.observed_pairs)),
                    rows(len(task.impact_geoms), 2), rows(*task.action_space.shape), rows(*task._memory.shape),
-                   rows(*task.observation_space.shape), rows(len(task.reward_terms)), rows(3, dtype=np.int64))
+                   rows(*task.observation_space.shape), rows(len(task.reward_terms)), rows(2, dtype=np.int64))
 
 
 class CompiledTask(MechEnv):
@@ -87,14 +88,15 @@ class CompiledTask(MechEnv):
                       errors: Sequence[str | None]) -> list[Transition]:
         """``conclude`` of each of ``envs`` with one call of the kernel for those whose physics went through."""
         arrays = cls._run_kernel(envs, [i for i, error in enumerate(errors) if error is None], actions, step=True)
+        finite = np.isfinite(arrays.observations).all(axis=1).tolist()
         transitions = []
         for i, (env, error) in enumerate(zip(envs, errors, strict=True)):
-            outcome = arrays.outcome[i].tolist()
-            if error is None and not outcome[FINITE]:
+            if error is None and not finite[i]:
                 error = env._non_finite()
             if error is None:
                 env._observation = arrays.observations[i].copy()
                 env._memory[:] = arrays.memory[i]
+                outcome = arrays.outcome[i].tolist()
                 failure = outcome[FAILURE]
                 result = StepOutcome(dict(zip(cls.reward_terms, arrays.terms[i].tolist(), strict=True)),
                                      bool(outcome[SUCCESS]), cls.task_failures[failure - 1] if failure else None)
