@@ -60,9 +60,10 @@ import numpy as np
 from gymnasium import spaces
 from numba import njit
 
-from mechgym.compiled import FAILURE, IMPACT_SQUARES, SUCCESS, CompiledTask
+from mechgym.compiled import IMPACT_SQUARES, CompiledTask
 from mechgym.env import ScriptedPolicy
 from mechgym.simulator import FRAME_ANGVEL, FRAME_LINVEL, FRAME_POS, FRAME_QUAT
+from mechgym.steps import FAILURE, SUCCESS
 
 REST_TIME = 0.5  # s at rest on the slab for success
 REST_TOLERANCE = 0.002  # m: centre height within this of the resting height

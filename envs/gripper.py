@@ -69,9 +69,10 @@ import numpy as np
 from gymnasium import spaces
 from numba import njit
 
-from mechgym.compiled import FAILURE, SUCCESS, CompiledTask
+from mechgym.compiled import CompiledTask
 from mechgym.env import ScriptedPolicy
 from mechgym.simulator import FRAME_ANGVEL, FRAME_LINVEL, FRAME_POS, FRAME_QUAT
+from mechgym.steps import FAILURE, SUCCESS
 
 LIFT_RATE = 0.2  # m/s of the lift servo's target at |a| = 1
 FINGER_RATE = 0.1  # m/s of the finger servos' target at |a| = 1: the pads meet the card at most this fast

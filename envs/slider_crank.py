@@ -61,9 +61,10 @@ import numpy as np
 from gymnasium import spaces
 from numba import njit
 
-from mechgym.compiled import FAILURE, IMPACT_SPEEDS, SUCCESS, CompiledTask
+from mechgym.compiled import IMPACT_SPEEDS, CompiledTask
 from mechgym.env import ScriptedPolicy
 from mechgym.simulator import FRAME_ANGVEL, FRAME_LINVEL, FRAME_POS, FRAME_QUAT
+from mechgym.steps import FAILURE, SUCCESS
 
 WINDOW = 0.1  # s over which the crank's mean speed is taken
 TOLERANCE = 0.05  # relative error of the mean speed for success

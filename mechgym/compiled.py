@@ -12,9 +12,10 @@ pays it for every episode, holding the GIL. A compiled task declares what it rea
 
 For each episode i in ``rows`` it writes ``observations[i]``; with ``step`` False (a reset) nothing else; with
 ``step`` True also the task's memory ``memory[i]`` (timers, flags, samples: the episode's state that is not the
-simulator's), the reward terms ``terms[i]`` (in ``reward_terms`` order) and ``outcome[i]`` (``SUCCESS``: 1 or 0,
-``FAILURE``: 0, or k for ``task_failures[k - 1]``). An episode whose observation is not finite diverged: what the
-kernel wrote of its step is dropped, its memory included (``CompiledTask.conclude_many``). ``parameters`` are the
+simulator's), the reward terms ``terms[i]`` (in ``reward_terms`` order) and ``outcome[i]`` (the columns
+``mechgym.steps.SUCCESS``: 1 or 0, and ``FAILURE``: 0, or k for ``task_failures[k - 1]``), from which
+``mechgym.steps.settle_steps`` makes the steps' results. An episode whose observation is not finite diverged: what
+the kernel wrote of its step is dropped, its memory included (``CompiledTask.conclude_many``). ``parameters`` are the
 task's numbers (lengths, thresholds, the control period), the same for every episode of one call; the other arrays
 are :class:`KernelArrays`'.
 """
@@ -26,10 +27,10 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 
-from .env import MechEnv, StepOutcome, Transition
+from .env import MechEnv
 from .simulator import FRAME_SIZE
+from .steps import Steps, settle_steps
 
-SUCCESS, FAILURE = 0, 1  # the columns of a kernel's ``outcome``
 IMPACT_SPEEDS, IMPACT_SQUARES = 0, 1  # the columns of ``impacts``
 
 
@@ -84,26 +85,16 @@ class CompiledTask(MechEnv):
         self._arrays: dict[int, KernelArrays] = {}
 
     @classmethod
-    def conclude_many(cls, envs: Sequence[CompiledTask], actions: Sequence[np.ndarray],
-                      errors: Sequence[str | None]) -> list[Transition]:
-        """``conclude`` of each of ``envs`` with one call of the kernel for those whose physics went through."""
+    def conclude_many(cls, envs: Sequence[CompiledTask], actions: Sequence[np.ndarray], errors: Sequence[str | None],
+                      out: Steps) -> None:
+        """``conclude`` of each of ``envs``, into the rows of ``out``, with one call of the kernel for those whose
+        physics went through."""
         arrays = cls._run_kernel(envs, [i for i, error in enumerate(errors) if error is None], actions, step=True)
-        finite = np.isfinite(arrays.observations).all(axis=1).tolist()
-        transitions = []
-        for i, (env, error) in enumerate(zip(envs, errors, strict=True)):
-            if error is None and not finite[i]:
-                error = env._non_finite()
-            if error is None:
+        stepped = settle_steps(envs, arrays.observations, arrays.terms, arrays.outcome, errors, out)
+        for i, (env, went_through) in enumerate(zip(envs, stepped.tolist(), strict=True)):
+            if went_through:  # (what the kernel wrote of the other episodes is dropped)
                 env._observation = arrays.observations[i].copy()
                 env._memory[:] = arrays.memory[i]
-                outcome = arrays.outcome[i].tolist()
-                failure = outcome[FAILURE]
-                result = StepOutcome(dict(zip(cls.reward_terms, arrays.terms[i].tolist(), strict=True)),
-                                     bool(outcome[SUCCESS]), cls.task_failures[failure - 1] if failure else None)
-            else:
-                result = env._diverged()
-            transitions.append(env._transition(result, error))
-        return transitions
 
     def _observe(self) -> np.ndarray:
         return self._run_kernel([self], [0], None, step=False).observations[0].copy()

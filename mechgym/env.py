@@ -26,6 +26,7 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -35,10 +36,7 @@ from gymnasium import logger, spaces
 from . import load
 from .render import SceneRenderer
 from .simulator import Event, Simulator
-
-DIVERGED = "diverged"  # the backend raised SimulationError or the observation became non-finite
-# (observation, reward, terminated, truncated, info) of a step
-Transition = tuple[np.ndarray, float, bool, bool, dict[str, Any]]
+from .steps import DIVERGED, FAILURE, SUCCESS, Steps, Transition, settle_steps
 
 
 @dataclass
@@ -125,6 +123,7 @@ class MechEnv(gym.Env[np.ndarray, np.ndarray], ABC):
         self.observation_space = self._observation_space()
         self._renderer: SceneRenderer | None = None
         self._observation = np.zeros(self.observation_space.shape)
+        self._settings_infos: dict[int, dict[str, np.ndarray]] = {}
 
     # ----------------------------------------------------------------- time
     @property
@@ -139,14 +138,18 @@ class MechEnv(gym.Env[np.ndarray, np.ndarray], ABC):
 
     # ----------------------------------------------------------------- Gymnasium API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        return self.begin(seed), self._reset_step.info(0, self)
+
+    def begin(self, seed: int | None = None) -> np.ndarray:
+        """``reset(seed=seed)`` without its info (every reset's is the same: an empty row of ``Steps``): the
+        observation."""
         super().reset(seed=seed)
         qpos, qvel, ctrl = self._initial_state(self.np_random)
         self.sim.reset(qpos=qpos, qvel=qvel, ctrl=ctrl)
         self._events_seen = 0
         self._begin_episode()
         self._observation = self._observe()
-        return self._observation.astype(np.float32), self._info(dict.fromkeys((*self.reward_terms, "failure"), 0.0),
-                                                                False, None)
+        return self._observation.astype(np.float32)
 
     def step(self, action):
         action = self.act(action)
@@ -168,44 +171,53 @@ class MechEnv(gym.Env[np.ndarray, np.ndarray], ABC):
     def conclude(self, action: np.ndarray, error: str | None) -> Transition:
         """The step's (observation, reward, terminated, truncated, info) after the control period's physics
         (``decimation`` steps: ``Simulator.try_step``) returned ``error``, for the clipped ``action`` it ran with."""
-        return self.conclude_many([self], [action], [error])[0]
+        steps = self._last_step
+        self.conclude_many([self], [action], [error], steps)
+        return steps.transition(0, self)
+
+    @cached_property
+    def _last_step(self) -> Steps:
+        """The single env's ``Steps`` of one row, filled anew by every ``conclude``."""
+        return Steps.empty(1, self)
+
+    @cached_property
+    def _reset_step(self) -> Steps:
+        """An empty ``Steps`` row: a reset's info."""
+        return Steps.empty(1, self)
 
     @classmethod
-    def conclude_many(cls, envs: Sequence[MechEnv], actions: Sequence[np.ndarray],
-                      errors: Sequence[str | None]) -> list[Transition]:
-        """``conclude`` of each of ``envs`` (episodes of this task with the same settings: a vector env's), in
-        order. Here each one's ``_observe`` and ``_evaluate`` in turn; a compiled task (:mod:`mechgym.compiled`)
-        evaluates them all in one compiled call."""
-        transitions = []
-        for env, action, error in zip(envs, actions, errors, strict=True):
+    def conclude_many(cls, envs: Sequence[MechEnv], actions: Sequence[np.ndarray], errors: Sequence[str | None],
+                      out: Steps) -> None:
+        """``conclude`` of each of ``envs`` (episodes of this task with the same settings: a vector env's), into
+        the rows of ``out`` in order. Here each one's ``_observe`` and ``_evaluate`` in turn; a compiled task
+        (:mod:`mechgym.compiled`) evaluates them all in one compiled call."""
+        n = len(envs)
+        observations = np.zeros((n, *envs[0].observation_space.shape))
+        terms = np.zeros((n, len(cls.reward_terms)))
+        outcome = np.zeros((n, 2), dtype=np.int64)
+        for i, (env, action, error) in enumerate(zip(envs, actions, errors, strict=True)):
             if error is None:
-                observation = env._observe()
-                if not all(map(math.isfinite, observation.tolist())):
-                    error = env._non_finite()
-            if error is None:
-                env._observation = observation
-                outcome = env._evaluate(action)
-            else:
-                outcome = env._diverged()
-            transitions.append(env._transition(outcome, error))
-        return transitions
+                observations[i] = observation = env._observe()
+                if all(map(math.isfinite, observation.tolist())):  # (else settle_steps finds it diverged)
+                    env._observation = observation
+                    result = env._evaluate(action)
+                    if result.terms.keys() != set(cls.reward_terms):
+                        raise ValueError(f"{cls.__name__}._evaluate returned the reward terms {list(result.terms)}; "
+                                         f"its reward_terms are {list(cls.reward_terms)}")
+                    terms[i] = [result.terms[name] for name in cls.reward_terms]
+                    outcome[i, SUCCESS], outcome[i, FAILURE] = result.success, env._failure_code(result.failure)
+        settle_steps(envs, observations, terms, outcome, errors, out)
+
+    def _failure_code(self, failure: str | None) -> int:
+        if failure is None:
+            return 0
+        if failure not in self.task_failures:
+            raise ValueError(f"{type(self).__name__}._evaluate returned the failure {failure!r}, which is not one of "
+                             f"its task_failures {self.task_failures}")
+        return self.task_failures.index(failure) + 1
 
     def _non_finite(self) -> str:
         return f"the observation became non-finite at t = {self.sim.time:.6g} s"
-
-    def _diverged(self) -> StepOutcome:
-        return StepOutcome(dict.fromkeys(self.reward_terms, 0.0), False, DIVERGED)
-
-    def _transition(self, outcome: StepOutcome, error: str | None) -> Transition:
-        """The step's result from its outcome (the observation is ``self._observation``: the last finite one)."""
-        task_failure = outcome.failure is not None and outcome.failure != DIVERGED
-        terms = {**outcome.terms, "failure": self.failure_penalty if task_failure else 0.0}
-        terminated = task_failure or (outcome.success and self.success_ends_episode)
-        truncated = not terminated and (outcome.failure == DIVERGED or self.sim.step_count >= self._step_limit)
-        info = self._info(terms, outcome.success, outcome.failure)
-        if error is not None:
-            info["error"] = error
-        return self._observation.astype(np.float32), float(sum(terms.values())), terminated, truncated, info
 
     def render(self):
         if self.render_mode is None:
@@ -222,16 +234,25 @@ class MechEnv(gym.Env[np.ndarray, np.ndarray], ABC):
             self._renderer = None
 
     # ----------------------------------------------------------------- shared helpers
-    def _info(self, terms: dict[str, float], success: bool, failure: str | None) -> dict[str, Any]:
-        return {
-            "physics_dt": self.physics_dt,
-            "decimation": self.decimation,
-            "backend": self.backend,
-            "time": self.sim.time,
-            **{f"reward_{name}": float(value) for name, value in terms.items()},
-            "is_success": bool(success),
-            "failure": failure,
-        }
+    @cached_property
+    def info_terms(self) -> tuple[str, ...]:
+        """The info's keys of the reward terms and the failure penalty, in the order of ``Steps.terms``."""
+        return tuple(f"reward_{name}" for name in (*self.reward_terms, "failure"))
+
+    def settings_info(self, n: int) -> dict[str, np.ndarray]:
+        """The settings' entries of ``n`` rows' infos (``Steps.infos``), the same for every row (kept: read-only)."""
+        kept = self._settings_infos
+        if n not in kept:
+            kept[n] = {"physics_dt": np.full(n, self.physics_dt), "decimation": np.full(n, self.decimation, dtype=int),
+                       "backend": np.full(n, self.backend, dtype=object)}
+            for array in kept[n].values():
+                array.setflags(write=False)
+        return kept[n]
+
+    @cached_property
+    def failure_names(self) -> np.ndarray:
+        """The failures by their code in ``Steps.failure``: None (0), the task's (1, 2, ...), DIVERGED (-1)."""
+        return np.array([None, *self.task_failures, DIVERGED], dtype=object)
 
     def _checked_action(self, action) -> np.ndarray:
         array = np.asarray(action, dtype=np.float64)

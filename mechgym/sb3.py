@@ -26,8 +26,9 @@ class NativeVecEnv(DummyVecEnv):
         super().__init__([lambda env=env: env for env in vector.envs])
 
     def step_wait(self):
-        transitions = self.vector.step_each(self.actions, range(self.num_envs))
-        for index, (obs, reward, terminated, truncated, info) in enumerate(transitions):
+        steps = self.vector.step_each(self.actions, range(self.num_envs))
+        for index, env in enumerate(self.vector.envs):
+            obs, reward, terminated, truncated, info = steps.transition(index, env)
             self.buf_rews[index] = reward
             self.buf_dones[index] = terminated or truncated
             info["TimeLimit.truncated"] = truncated and not terminated

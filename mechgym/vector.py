@@ -9,10 +9,12 @@ its episodes a few at a time (``_step_share``): their control periods of physics
 call (on the in-house engine one compiled call, which releases the GIL, so that the threads' physics runs on
 all the cores at once; MuJoCo's backend steps in Python between ``mj_step`` calls and gains nothing from
 threads), then the evaluation of their steps (``MechEnv.conclude_many``: a compiled task's kernel, one call for
-the group), which overlaps the other threads' physics. Results are
-exactly those of Gymnasium's ``SyncVectorEnv`` over the same single envs: the same observations, rewards, ends
-and infos, bit for bit, for every autoreset mode (``NEXT_STEP``, the default; ``SAME_STEP``, with
-``info["final_obs"]`` and ``info["final_info"]``; ``DISABLED``, with ``options={"reset_mask": mask}``).
+the group), which overlaps the other threads' physics, into the rows of one ``mechgym.steps.Steps`` (observations,
+rewards, ends, reward terms, outcomes and errors in arrays), from which the vector info is built key by key, without
+a dict per episode. Results are exactly those of Gymnasium's ``SyncVectorEnv`` over the same single envs: the
+same observations, rewards, ends and infos, bit for bit, for every autoreset mode (``NEXT_STEP``, the default;
+``SAME_STEP``, with ``info["final_obs"]`` and ``info["final_info"]``; ``DISABLED``, with
+``options={"reset_mask": mask}``).
 
 ``reset(seed=s)`` seeds episode i with s + i. An episode whose simulator fails ends alone
 (``info["failure"] == "diverged"``, truncated); the others go on.
@@ -23,7 +25,6 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -32,7 +33,8 @@ from gymnasium.envs.registration import load_env_creator
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from .env import MechEnv, Transition, _positive_integer
+from .env import MechEnv, _positive_integer
+from .steps import Steps
 
 # Episodes a thread advances per physics call (``Simulator.step_many``) before it evaluates them: enough that the
 # call's fixed cost and the threads' handing the GIL to each other between physics (without) and evaluation (with)
@@ -112,12 +114,10 @@ class MechVectorEnv(VectorEnv):
                   and mask.any()):
             raise ValueError(f"options['reset_mask'] must be a bool array of shape ({self.num_envs},) with at "
                              f"least one True, got {mask!r}")
-        infos: list[tuple[int, dict[str, Any]]] = []
-        for i in np.flatnonzero(mask):
-            self._observations[i], info = self.envs[i].reset(seed=seeds[i], options=options or None)
-            infos.append((i, info))
+        for i in np.flatnonzero(mask).tolist():
+            self._observations[i] = self.envs[i].begin(seeds[i])
         self._ended[mask] = False
-        return self._observations.copy(), self._batched(infos)
+        return self._observations.copy(), Steps.empty(self.num_envs, self.envs[0]).infos(self.envs[0], mask)
 
     def step(self, actions):
         actions = np.asarray(actions, dtype=np.float64)
@@ -129,77 +129,55 @@ class MechVectorEnv(VectorEnv):
             raise error.ResetNeeded(f"episodes {np.flatnonzero(self._ended).tolist()} ended; with autoreset "
                                     "disabled, reset them (options={'reset_mask': ...}) before the next step")
         stepping = np.flatnonzero(~self._ended) if next_step else np.arange(self.num_envs)
-        transitions = dict(zip(stepping.tolist(), self.step_each(actions[stepping], stepping), strict=True))
-        rewards = np.zeros(self.num_envs)
-        terminations = np.zeros(self.num_envs, dtype=bool)
-        truncations = np.zeros(self.num_envs, dtype=bool)
-        infos: list[tuple[int, dict[str, Any]]] = []
-        for i, env in enumerate(self.envs):
-            if i not in transitions:  # NEXT_STEP: the episode ended at the last step; this step resets it
-                self._observations[i], info = env.reset()
-            else:
-                self._observations[i], rewards[i], terminations[i], truncations[i], info = transitions[i]
-                if self.autoreset_mode == AutoresetMode.SAME_STEP and (terminations[i] or truncations[i]):
-                    infos.append((i, {"final_obs": self._observations[i].copy(), "final_info": info}))
-                    self._observations[i], info = env.reset()
-            infos.append((i, info))
-        self._ended = terminations | truncations
-        return self._observations.copy(), rewards, terminations, truncations, self._batched(infos)
+        result = self.step_each(actions[stepping], stepping)
+        first = self.envs[0]
+        if stepping.size < self.num_envs:  # NEXT_STEP: the others ended at the last step; this step resets them
+            steps, result = result, Steps.empty(self.num_envs, first)
+            result.put(stepping, steps)
+            for i in np.flatnonzero(self._ended).tolist():
+                result.observations[i] = self.envs[i].begin()
+        self._ended = result.terminated | result.truncated
+        finals = {}
+        if self.autoreset_mode == AutoresetMode.SAME_STEP and self._ended.any():
+            final_obs = np.full(self.num_envs, None, dtype=object)
+            finals = {"final_info": result.infos(first, self._ended), "_final_info": self._ended.copy()}
+            for i in np.flatnonzero(self._ended).tolist():
+                final_obs[i] = result.observations[i].copy()
+                result.begin(i, self.envs[i].begin())
+            finals |= {"final_obs": final_obs, "_final_obs": self._ended.copy()}
+        self._observations[:] = result.observations
+        return (result.observations, result.rewards, result.terminated, result.truncated,
+                result.infos(first, np.ones(self.num_envs, dtype=bool)) | finals)
 
-    def step_each(self, actions: np.ndarray, episodes: Sequence[int]) -> list[Transition]:
-        """Step the listed episodes with their actions (one row each), no autoreset: their single envs'
-        ``step`` results, in order. A non-finite action raises before any episode's controls change."""
+    def step_each(self, actions: np.ndarray, episodes: Sequence[int]) -> Steps:
+        """Step the listed episodes with their actions (one row each), no autoreset: their single envs' ``step``
+        results, in order, as the rows of a ``Steps``. A non-finite action raises before any episode's controls
+        change."""
         actions = np.asarray(actions, dtype=np.float64)
         if actions.shape != (len(episodes), *self.single_action_space.shape):
             raise ValueError(f"actions must have shape {(len(episodes), *self.single_action_space.shape)} (one row "
                              f"per episode listed), got {actions.shape}")
-        bad = np.argwhere(~np.isfinite(actions))
-        if bad.size:
-            row, column = bad[0]
+        if not np.isfinite(actions).all():
+            row, column = np.argwhere(~np.isfinite(actions))[0]
             raise ValueError(f"actions[{episodes[row]}, {column}] is {actions[row, column]}; actions must be "
                              "finite numbers in [-1, 1]")
         envs = [self.envs[i] for i in episodes]
-        clipped = np.clip(actions, -1.0, 1.0)  # (what each env's act() would make of its row)
+        clipped = np.minimum(np.maximum(actions, -1.0), 1.0)  # (what each env's act() would make of its row)
         for env, action in zip(envs, clipped, strict=True):
             env.act_clipped(action)
+        steps = Steps.empty(len(envs), self.envs[0])
+        if not envs:
+            return steps
         work = list(zip(envs, clipped, strict=True))
         if self._pool is None or len(envs) < 2:
-            return _step_share(work)
+            _step_share(work, steps)
+            return steps
         # One contiguous share per thread: a thread's evaluation of its last few episodes (Python, holding the GIL)
         # runs while the other threads' physics (compiled, without the GIL) goes on.
-        bounds = np.linspace(0, len(envs), min(self.threads, len(envs)) + 1).round().astype(int)
-        shares = [work[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-        return [transition for share in self._pool.map(_step_share, shares) for transition in share]
-
-    def _batched(self, infos: list[tuple[int, dict[str, Any]]]) -> dict[str, Any]:
-        """The vector info of the episodes' infos, (episode, info) in order: what Gymnasium's ``_add_info``
-        makes of them one by one (per key an array over the episodes, of the type of the key's first value, and
-        its mask ``_key``; a dict value batched likewise; ``final_obs`` an object array), built key by key."""
-        batched: dict[str, Any] = {}
-        for key in dict.fromkeys(chain.from_iterable(info for _, info in infos)):  # (in order of first appearance)
-            episodes = [i for i, info in infos if key in info]
-            values = [info[key] for _, info in infos if key in info]
-            first = values[0]
-            if key != "final_obs" and isinstance(first, dict):
-                batched[key] = self._batched(list(zip(episodes, values, strict=True)))
-            else:
-                if key == "final_obs" or not (type(first) in (int, float, bool) or isinstance(first, np.number
-                                                                                          | np.ndarray)):
-                    array = np.full(self.num_envs, None, dtype=object)
-                elif isinstance(first, np.ndarray):
-                    array = np.zeros((self.num_envs, *first.shape), dtype=first.dtype)
-                else:
-                    array = np.zeros(self.num_envs, dtype=type(first))
-                if array.dtype == object:  # (element by element: an array value must stay one element)
-                    for i, value in zip(episodes, values, strict=True):
-                        array[i] = value
-                else:
-                    array[episodes] = values
-                batched[key] = array
-            mask = np.zeros(self.num_envs, dtype=np.bool_)
-            mask[episodes] = True
-            batched[f"_{key}"] = mask
-        return batched
+        bounds = np.linspace(0, len(envs), min(self.threads, len(envs)) + 1).round().astype(int).tolist()
+        list(self._pool.map(_step_share, [work[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)],
+                            [steps.rows(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]))
+        return steps
 
     def render(self) -> tuple[Any, ...] | None:
         return tuple(env.render() for env in self.envs) if self.render_mode is not None else None
@@ -212,15 +190,13 @@ class MechVectorEnv(VectorEnv):
             self._pool = None
 
 
-def _step_share(work: list[tuple[MechEnv, np.ndarray]]) -> list[Transition]:
-    """The transitions of the (episode, clipped action) pairs whose actions are applied, a group at a time (up to
-    ``EPISODES_PER_CALL``, in ``CALLS_PER_SHARE`` groups at least): their physics in one ``Simulator.step_many``
-    call, then their evaluation (``conclude_many``)."""
-    transitions: list[Transition] = []
+def _step_share(work: list[tuple[MechEnv, np.ndarray]], out: Steps) -> None:
+    """The steps of the (episode, clipped action) pairs whose actions are applied, into the rows of ``out``, a group
+    at a time (up to ``EPISODES_PER_CALL``, in ``CALLS_PER_SHARE`` groups at least): their physics in one
+    ``Simulator.step_many`` call, then their evaluation (``conclude_many``)."""
     group = max(1, min(EPISODES_PER_CALL, len(work) // CALLS_PER_SHARE))
     for first in range(0, len(work), group):
         part = work[first:first + group]
         envs = [env for env, _ in part]
         errors = type(envs[0].sim).step_many([env.sim for env in envs], envs[0].decimation)
-        transitions += type(envs[0]).conclude_many(envs, [action for _, action in part], errors)
-    return transitions
+        type(envs[0]).conclude_many(envs, [action for _, action in part], errors, out.rows(first, first + len(part)))

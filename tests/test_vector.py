@@ -10,10 +10,11 @@ from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from numba import njit
 
 import mechgym
-from mechgym.compiled import FAILURE, SUCCESS, CompiledTask
+from mechgym.compiled import CompiledTask
 from mechgym.env import MechEnv, StepOutcome
 from mechgym.errors import SceneError, SimulationError
 from mechgym.simulator import FRAME_LINVEL, FRAME_POS
+from mechgym.steps import FAILURE, SUCCESS, Steps
 from mechgym.vector import MechVectorEnv
 
 ENV_IDS = sorted(mechgym.ENVIRONMENTS)
@@ -279,17 +280,36 @@ def test_a_task_of_ones_own_compiled_steps_exactly_as_its_python_twin():
         assert_same(native.step(actions), sync.step(actions), f"step {k}")
 
 
-def test_infos_are_batched_as_gymnasiums_add_info_batches_them_one_by_one():
-    native = gym.make_vec("mechgym/CubeDrop-v0", num_envs=4, backend="mujoco").unwrapped
-    infos = [
-        (2, {"failure": None, "time": 0.5, "steps": 3, "flag": np.bool_(True), "speed": np.float32(2.5),
-             "vector": np.array([1.0, 2.0]), "final_obs": np.arange(3.0), "final_info": {"error": "x", "time": 1.0}}),
-        (0, {"failure": "floor", "time": 1, "steps": 4.5, "flag": False, "speed": np.float32(-1.0),
-             "vector": np.array([3.0, 4.0]), "only": "here"}),
-        (3, {"failure": None, "time": True, "final_obs": np.arange(2.0), "final_info": {"time": 2.0}}),
-        (2, {"failure": "tunnelled", "later": 7}),
-    ]
+@pytest.mark.parametrize("seed", range(8))
+def test_infos_are_batched_as_gymnasiums_add_info_batches_the_rows_infos_one_by_one(seed):
+    """``Steps.infos`` against Gymnasium's own ``_add_info`` over each listed row's ``Steps.info``: rows with and
+    without errors, task failures, DIVERGED, successes, and rows left out of the mask."""
+    native = gym.make_vec("mechgym/Gripper-v0", num_envs=6, backend="mujoco").unwrapped
+    env, rng = native.envs[0], np.random.default_rng(seed)
+    steps = Steps.empty(6, env)
+    steps.time[:] = rng.uniform(0, 3, 6)
+    steps.terms[:] = rng.normal(size=steps.terms.shape)
+    steps.success[:] = rng.random(6) < 0.5
+    steps.failure[:] = rng.integers(-1, len(env.task_failures) + 1, 6)
+    steps.error[:] = rng.choice(np.array([None, None, "the contact solve did not converge"], dtype=object), 6)
+    listed = np.ones(6, dtype=bool) if seed % 2 else rng.random(6) < 0.7
     expected: dict = {}
-    for i, info in infos:
-        expected = native._add_info(expected, info, i)
-    assert_same(native._batched(infos), expected)
+    for i in np.flatnonzero(listed):
+        expected = native._add_info(expected, steps.info(i, env), i)
+    assert listed.any() and expected.keys() >= {"time", "failure", "_failure", "reward_failure", "is_success"}
+    assert_same(steps.infos(env, listed), expected)
+
+
+@pytest.mark.parametrize(("outcome", "message"), [
+    (StepOutcome({"height": 0.0}, failure="lost"), "returned the failure .lost., which is not one of its task_fail"),
+    (StepOutcome({"depth": 0.0}), r"returned the reward terms \['depth'\]; its reward_terms are \['height'\]"),
+])
+def test_a_python_task_whose_evaluation_does_not_match_its_declarations_is_named(outcome, message):
+    class Mismatched(ConfinedPuck):
+        def _evaluate(self, action):
+            return outcome
+
+    env = Mismatched()
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=message):
+        env.step(np.zeros(2))
