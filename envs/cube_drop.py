@@ -224,7 +224,7 @@ class CubeDropEnv(CompiledTask):
 
     def _apply_action(self, action) -> None:
         ctrl = self.sim.ctrl
-        for (index, low, high), a in zip(self._thrusters, action, strict=True):
+        for (index, low, high), a in zip(self._thrusters, action.tolist(), strict=True):
             ctrl[index] = self._scaled(a, low, high)
 
     # ----------------------------------------------------------------- task geometry (the kernel's, for tests)

@@ -311,11 +311,12 @@ class GripperEnv(CompiledTask):
 
     def _apply_action(self, action) -> None:
         index, low, high = self._lift
-        self._lift_target = float(np.clip(self._lift_target + LIFT_RATE * action[0] * self.dt, low, high))
+        lift, fingers = action.tolist()
+        self._lift_target = min(max(self._lift_target + LIFT_RATE * lift * self.dt, low), high)
         ctrl = self.sim.ctrl
         ctrl[index] = self._lift_target
         _, low, high = self._fingers[0]
-        self._finger_target = float(np.clip(self._finger_target + FINGER_RATE * action[1] * self.dt, low, high))
+        self._finger_target = min(max(self._finger_target + FINGER_RATE * fingers * self.dt, low), high)
         for finger, _, _ in self._fingers:
             ctrl[finger] = self._finger_target
 

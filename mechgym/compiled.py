@@ -23,12 +23,13 @@ are :class:`KernelArrays`'.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cached_property
 from typing import ClassVar, NamedTuple
 
 import numpy as np
 
 from .env import MechEnv
-from .simulator import FRAME_SIZE
+from .simulator import FRAME_SIZE, Readings, ReadSpec
 from .steps import Steps, settle_steps
 
 IMPACT_SPEEDS, IMPACT_SQUARES = 0, 1  # the columns of ``impacts``
@@ -51,6 +52,10 @@ class KernelArrays(NamedTuple):
     observations: np.ndarray  # (n, observation size), float64
     terms: np.ndarray         # (n, len(reward_terms))
     outcome: np.ndarray       # (n, 2) int64: SUCCESS, FAILURE
+
+    def readings(self) -> Readings:
+        """The arrays that ``Simulator.read_many`` fills."""
+        return Readings(self.time, self.qpos, self.qvel, self.ctrl, self.frames, self.touching)
 
     @classmethod
     def empty(cls, n: int, task: CompiledTask) -> KernelArrays:
@@ -108,34 +113,35 @@ class CompiledTask(MechEnv):
         arrays = first._arrays.get(n)
         if arrays is None:
             arrays = first._arrays[n] = KernelArrays.empty(n, first)
+        type(first.sim).read_many([envs[i].sim for i in rows], first._read_spec, rows, arrays.readings())
         for i in rows:
-            envs[i]._read(arrays, i)
-            arrays.memory[i] = envs[i]._memory
+            env = envs[i]
+            if env.impact_geoms:
+                env._read_impacts(arrays.impacts[i])
+            arrays.memory[i] = env._memory
             if actions is not None:
                 arrays.actions[i] = actions[i]
         cls.kernel(step, np.array(rows, dtype=np.int64), first._parameters, *arrays)
         return arrays
 
-    def _read(self, arrays: KernelArrays, i: int) -> None:
-        """Write this episode's readings into row ``i``; the impacts are those since the last read."""
-        sim = self.sim
-        arrays.time[i] = sim.time
-        if self.read_qpos.size:
-            arrays.qpos[i] = sim.qpos[self.read_qpos]
-        if self.read_qvel.size:
-            arrays.qvel[i] = sim.qvel[self.read_qvel]
-        if self.read_ctrl.size:
-            arrays.ctrl[i] = sim.ctrl[self.read_ctrl]
-        sim.frames(self._observed_ids, arrays.frames[i])
-        if self.observed_pairs:
-            touching = sim.touching()
-            arrays.touching[i] = [frozenset(pair) in touching for pair in self.observed_pairs]
-        if self.impact_geoms:
-            new = self._new_impacts()
-            for impact, geom in zip(arrays.impacts[i], self.impact_geoms, strict=True):
-                speeds = [event.speed for event in new if geom in (event.geom1, event.geom2)]
-                impact[IMPACT_SPEEDS] = sum(speeds)
-                impact[IMPACT_SQUARES] = sum(v * v for v in speeds)
+    @cached_property
+    def _read_spec(self) -> ReadSpec:
+        """What the kernel reads of the simulator (``Simulator.read_many``)."""
+        pairs = [[self.sim.model.geom(name).id for name in pair] for pair in self.observed_pairs]
+        return ReadSpec(*(np.ascontiguousarray(indices, dtype=np.int64) for indices in (
+            self._observed_ids, self.read_qpos, self.read_qvel, self.read_ctrl, np.reshape(pairs, (-1, 2)))))
+
+    def _read_impacts(self, impacts: np.ndarray) -> None:
+        """Write the sums of the speeds and of their squares of the impacts since the last read that involve each
+        impact geom into ``impacts`` (G, 2)."""
+        new = self._new_impacts()
+        if not new:
+            impacts[:] = 0.0
+            return
+        for impact, geom in zip(impacts, self.impact_geoms, strict=True):
+            speeds = [event.speed for event in new if geom in (event.geom1, event.geom2)]
+            impact[IMPACT_SPEEDS] = sum(speeds)
+            impact[IMPACT_SQUARES] = sum(v * v for v in speeds)
 
     def _frames_now(self) -> np.ndarray:
         """The observed bodies' frames (B, FRAME_SIZE) at the current state."""

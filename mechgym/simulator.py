@@ -10,7 +10,7 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, NamedTuple, TypeVar
 
 import mujoco
 import numpy as np
@@ -37,6 +37,27 @@ class BodyState:
     quat: np.ndarray
     linvel: np.ndarray
     angvel: np.ndarray
+
+
+class ReadSpec(NamedTuple):
+    """What ``Simulator.read_many`` reads of each simulator: indices into its scene (int64 arrays)."""
+
+    bodies: np.ndarray  # (B,) body ids (``body_id``) whose frames to read
+    qpos: np.ndarray    # entries of qpos
+    qvel: np.ndarray    # entries of qvel
+    ctrl: np.ndarray    # entries of ctrl
+    pairs: np.ndarray   # (P, 2) geom ids: the pairs whose touching to read (as ``touching`` has them)
+
+
+class Readings(NamedTuple):
+    """The readings of ``ReadSpec`` of several simulators, one row each."""
+
+    time: np.ndarray      # (n,) s
+    qpos: np.ndarray      # (n, len(spec.qpos))
+    qvel: np.ndarray      # (n, len(spec.qvel))
+    ctrl: np.ndarray      # (n, len(spec.ctrl))
+    frames: np.ndarray    # (n, B, FRAME_SIZE): ``frames``
+    touching: np.ndarray  # (n, P): 1.0 where the pair touches, else 0.0
 
 
 @dataclass(frozen=True)
@@ -214,6 +235,27 @@ class Simulator(ABC):
         n = checked_many(cls, simulators, n)
         return [simulator.try_step(n) for simulator in simulators]
 
+    @classmethod
+    def read_many(cls, simulators: Sequence[Simulator], spec: ReadSpec, rows: Sequence[int], out: Readings) -> None:
+        """Write the readings ``spec`` of each of ``simulators`` (of this backend) at its current state into the row of
+        ``out`` that ``rows`` gives it (a task reads the same few things of each of its episodes every control step;
+        the in-house engine reads them all in one compiled call)."""
+        for simulator, row in zip(simulators, rows, strict=True):
+            simulator._read_into(spec, out, row)
+
+    def _read_into(self, spec: ReadSpec, out: Readings, row: int) -> None:
+        out.time[row] = self.time
+        if spec.qpos.size:
+            out.qpos[row] = self.qpos[spec.qpos]
+        if spec.qvel.size:
+            out.qvel[row] = self.qvel[spec.qvel]
+        if spec.ctrl.size:
+            out.ctrl[row] = self.ctrl[spec.ctrl]
+        self.frames(spec.bodies, out.frames[row])
+        if spec.pairs.size:
+            touching = self._touching_ids()
+            out.touching[row] = [(a, b) in touching or (b, a) in touching for a, b in spec.pairs.tolist()]
+
     def _check_ctrl(self) -> None:
         ctrl = self.ctrl
         if not all(map(math.isfinite, ctrl.tolist())):  # (a fifth of np.isfinite(ctrl).all()'s time on a few)
@@ -361,10 +403,15 @@ class Simulator(ABC):
         """Write the world frames of the bodies with these indices (``body_id``) into the rows of ``out``
         (len(bodies), FRAME_SIZE): what ``body`` reads, in one array (a task reads a few bodies every control step)."""
 
-    @abstractmethod
     def touching(self) -> set[frozenset[str]]:
         """The geom pairs (names) of ``contacts()``, without computing their forces: a task that asks which
         geoms touch every step."""
+        names = self._geom_names
+        return {frozenset((names[a], names[b])) for a, b in self._touching_ids()}
+
+    @abstractmethod
+    def _touching_ids(self) -> set[tuple[int, int]]:
+        """``touching()``'s pairs as geom ids, each in the order the backend found it."""
 
     @abstractmethod
     def _ctrl_array(self) -> np.ndarray: ...

@@ -29,7 +29,7 @@ from ..physics import State, StepScratch, Windows, build_model
 from ..physics.confinement import check_not_a_force_target
 from ..physics.constraints import DISTANCE, LIN_B
 from ..physics.contact import ContactSet, Scratch
-from ..physics.dispatch import Direct, Packed, stack
+from ..physics.dispatch import Direct, Packed, stack, unpack
 from ..physics.joints import READ_ANGVEL, READ_LINVEL, READ_POS, READ_QUAT, Reading, state_from_mujoco, turns_from_qpos
 from ..physics.state import energy
 from ..physics.step import (
@@ -102,6 +102,34 @@ def _gather_frames(bodies, body_index, readings, static_pos, static_quat, out):
             frame[FRAME_ANGVEL:FRAME_ANGVEL + 3] = row[READ_ANGVEL:READ_ANGVEL + 3]
 
 
+@njit(cache=True, nogil=True)
+def _gather_readings(blocks, kind, bodies, qpos_at, qvel_at, ctrl_at, pairs, rows, qpos, qvel, ctrl, frames,
+                     touching):
+    """``read_many``: the rows ``rows`` of the ``Readings`` arrays (qpos to touching) from the simulators' packed
+    ``_readable`` arrays (``blocks``, one row each; ``kind``: their ``Packed.kind``)."""
+    for s in range(len(blocks)):
+        (state_qpos, state_qvel, readings, state_ctrl, count, geom1, geom2, active, body_index, static_pos,
+         static_quat) = unpack(blocks[s], kind)
+        row = rows[s]
+        for k in range(qpos_at.size):
+            qpos[row, k] = state_qpos[qpos_at[k]]
+        for k in range(qvel_at.size):
+            qvel[row, k] = state_qvel[qvel_at[k]]
+        for k in range(ctrl_at.size):
+            ctrl[row, k] = state_ctrl[0, ctrl_at[k]]
+        _gather_frames(bodies, body_index, readings, static_pos, static_quat, frames[row])
+        found = min(count[0], geom1.size)
+        for p in range(pairs.shape[0]):
+            a, b = pairs[p, 0], pairs[p, 1]
+            touching[row, p] = 0.0
+            for c in range(found):
+                if active[c] and ((geom1[c] == a and geom2[c] == b) or (geom1[c] == b and geom2[c] == a)):
+                    touching[row, p] = 1.0
+
+
+_GATHER = Direct(_gather_readings)
+
+
 class MechgymSimulator(Simulator):
     backend_name = "mechgym"
 
@@ -129,6 +157,11 @@ class MechgymSimulator(Simulator):
         self._packed = Packed(engine.bodies, engine.actuators, engine.env, linkage, engine.geoms, engine.confinements,
                               self._state, self._contacts, self._scratch, self._ctrl, self._status, self._step_scratch,
                               self._reading_arrays)
+        # what ``read_many`` reads, packed likewise (a task reads it every control step)
+        contacts = self._contacts
+        self._readable = Packed(self._reading_arrays.qpos, self._reading_arrays.qvel, self._reading_arrays.bodies,
+                                self._ctrl, contacts.count, contacts.geom1, contacts.geom2, contacts.active,
+                                engine.body_index, engine.static_pos, engine.static_quat)
         # a MuJoCo data for the initial poses' frames at a reset (an RL run resets every few hundred steps)
         self._reset_data = mujoco.MjData(model)
         self.reset()
@@ -181,6 +214,17 @@ class MechgymSimulator(Simulator):
             for i, simulator in zip(members, batch, strict=True):
                 messages[i] = simulator._finish_steps(n)
         return messages
+
+    @classmethod
+    def read_many(cls, simulators, spec, rows, out):
+        """The readings in one compiled call, from each simulator's reading arrays (read once per state)."""
+        if not simulators:
+            return
+        for simulator, row in zip(simulators, rows, strict=True):
+            simulator._read_state()
+            out.time[row] = simulator.time
+        _GATHER(stack([simulator._readable for simulator in simulators]), simulators[0]._readable.kind, *spec,
+                np.asarray(rows, dtype=np.int64), *out[1:])
 
     def _finish_steps(self, n: int) -> str | None:
         """After the kernel ran ``n`` steps of this simulator among others: take its status and take the steps it
@@ -307,12 +351,12 @@ class MechgymSimulator(Simulator):
                                   contacts.point[i].copy(), normal, normal_force, force - normal_force * normal))
         return result
 
-    def touching(self) -> set[frozenset[str]]:
-        contacts, names = self._contacts, self._geom_names
+    def _touching_ids(self) -> set[tuple[int, int]]:
+        contacts = self._contacts
         count = min(int(contacts.count[0]), self._capacity)
         pairs = zip(contacts.geom1[:count].tolist(), contacts.geom2[:count].tolist(), contacts.active[:count].tolist(),
                     strict=True)
-        return {frozenset((names[a], names[b])) for a, b, active in pairs if active}
+        return {(a, b) for a, b, active in pairs if active}
 
     # ----------------------------------------------------------------- state
     def _physics_state(self):

@@ -163,9 +163,9 @@ class MujocoSimulator(Simulator):
                                   float(wrench[0]), wrench[1] * frame[1] + wrench[2] * frame[2]))
         return result
 
-    def touching(self) -> set[frozenset[str]]:
-        data, names = self._derived(), self._geom_names
-        return {frozenset((names[a], names[b])) for a, b in data.contact.geom[: data.ncon].tolist()}
+    def _touching_ids(self) -> set[tuple[int, int]]:
+        data = self._derived()
+        return set(map(tuple, data.contact.geom[: data.ncon].tolist()))
 
     # ----------------------------------------------------------------- state
     def _physics_state(self):

@@ -113,7 +113,7 @@ def stack(packs: list[Packed]):
     """The blocks of ``packs`` (of one ``kind``) one per row, as ``step.run`` takes them: an (S, K) int64 array
     (under ``NUMBA_DISABLE_JIT`` the list of the blocks, each the objects themselves)."""
     blocks = [pack.block for pack in packs]
-    return blocks if config.DISABLE_JIT else np.stack(blocks)
+    return blocks if config.DISABLE_JIT else np.array(blocks, dtype=np.int64)  # (np.stack: 2.5-4x the time)
 
 
 def _packed(value, out: list[int]) -> list[int]:
