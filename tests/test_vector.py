@@ -108,6 +108,34 @@ def test_reset_seeds_episode_i_with_seed_plus_i():
     assert len({tuple(o) for o in observations}) == N
 
 
+def test_an_episode_whose_observation_is_not_finite_ends_alone_with_its_last_observation(monkeypatch):
+    """Its simulator went through, but the readings of its step make no finite observation: diverged, truncated, no
+    reward, its last finite observation and its task memory as they were; the other episodes of its group go on."""
+    native = gym.make_vec("mechgym/SliderCrank-v0", num_envs=4, backend="mechgym", threads=1).unwrapped
+    native.reset(seed=0)
+    zeros = np.zeros(native.action_space.shape)
+    before = native.step(zeros)[0]  # (the task's memory: a ring of crank angles, written every step)
+    victim, engine = native.envs[2], type(native.envs[2].sim)
+    read_many = engine.read_many
+
+    def poisoned(simulators, spec, rows, out):
+        read_many(simulators, spec, rows, out)
+        for simulator, row in zip(simulators, rows, strict=True):
+            if simulator is victim.sim:
+                out.frames[row] = np.nan
+
+    monkeypatch.setattr(engine, "read_many", poisoned)
+    memory, others = victim._memory.copy(), native.envs[0]._memory.copy()
+    observations, rewards, terminated, truncated, info = native.step(zeros)
+    assert truncated.tolist() == [False, False, True, False] and not terminated.any() and rewards[2] == 0.0
+    assert info["failure"][2] == "diverged" and "became non-finite" in info["error"][2]
+    assert [info["failure"][i] for i in (0, 1, 3)] == [None] * 3 and info["_error"].tolist() == [0, 0, 1, 0]
+    np.testing.assert_array_equal(observations[2], before[2])
+    np.testing.assert_array_equal(victim._memory, memory)
+    assert not np.array_equal(native.envs[0]._memory, others)
+    assert np.isfinite(observations).all() and not np.array_equal(observations[0], before[0])
+
+
 @pytest.mark.parametrize(("num_envs", "threads"), [(N, 1), (N, 2), (12, 1)])  # (12, 1): in groups of 3
 def test_an_episode_whose_simulator_fails_ends_alone_and_the_others_go_on(num_envs, threads):
     native = gym.make_vec("mechgym/CubeDrop-v0", num_envs=num_envs, backend="mechgym", threads=threads).unwrapped
