@@ -135,13 +135,14 @@ def _settle(observations, terms, outcome, stepped, at_limit, failure_penalty, su
             for value in observations[i]:
                 if not np.isfinite(value):
                     stepped[i] = False
-        if stepped[i]:
-            out_observations[i] = observations[i]
+        if stepped[i]:  # (element by element: numba compiles an array assignment's shape error, 2 s)
+            for k in range(observations.shape[1]):
+                out_observations[i, k] = observations[i, k]
             code, success = outcome[i, FAILURE], outcome[i, SUCCESS] != 0
-            out_terms[i, :count] = terms[i]
         else:
             code, success = DIVERGED_CODE, False
-            out_terms[i, :count] = 0.0
+        for k in range(count):
+            out_terms[i, k] = terms[i, k] if stepped[i] else 0.0
         out_terms[i, count] = failure_penalty if code > 0 else 0.0
         reward = 0.0  # (in the terms' order, as sum() adds them)
         for k in range(count + 1):

@@ -86,20 +86,15 @@ event.register("numba:compile", _CompileNotice())
 def _gather_frames(bodies, body_index, readings, static_pos, static_quat, out):
     """``Simulator.frames``: each MuJoCo body's row of the engine's readings (B, READING_SIZE), or a static
     body's pose at rest."""
-    for k in range(bodies.size):
+    for k in range(bodies.size):  # (element by element: numba compiles an array assignment's shape error, 2 s)
         body, frame = bodies[k], out[k]
         engine = body_index[body]
-        if engine < 0:
-            frame[FRAME_POS:FRAME_POS + 3] = static_pos[body]
-            frame[FRAME_QUAT:FRAME_QUAT + 4] = static_quat[body]
-            frame[FRAME_LINVEL:FRAME_LINVEL + 3] = 0.0
-            frame[FRAME_ANGVEL:FRAME_ANGVEL + 3] = 0.0
-        else:
-            row = readings[engine]
-            frame[FRAME_POS:FRAME_POS + 3] = row[READ_POS:READ_POS + 3]
-            frame[FRAME_QUAT:FRAME_QUAT + 4] = row[READ_QUAT:READ_QUAT + 4]
-            frame[FRAME_LINVEL:FRAME_LINVEL + 3] = row[READ_LINVEL:READ_LINVEL + 3]
-            frame[FRAME_ANGVEL:FRAME_ANGVEL + 3] = row[READ_ANGVEL:READ_ANGVEL + 3]
+        for j in range(3):
+            frame[FRAME_POS + j] = static_pos[body, j] if engine < 0 else readings[engine, READ_POS + j]
+            frame[FRAME_LINVEL + j] = 0.0 if engine < 0 else readings[engine, READ_LINVEL + j]
+            frame[FRAME_ANGVEL + j] = 0.0 if engine < 0 else readings[engine, READ_ANGVEL + j]
+        for j in range(4):
+            frame[FRAME_QUAT + j] = static_quat[body, j] if engine < 0 else readings[engine, READ_QUAT + j]
 
 
 @njit(cache=True, nogil=True)
