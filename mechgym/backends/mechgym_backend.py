@@ -11,7 +11,9 @@ request. ``n`` steps are one compiled call; force windows travel into the kernel
 exactly over the half-step every kick serves. A step that turns the state non-finite (or whose implicit
 kick, constraint projection or contact solve does not converge) is taken again in parts, down to dt / 16
 (``physics.tolerances.MAX_SUBDIVISION``; ``subdivided_steps`` counts such steps since the last reset); one that
-fails even so is undone by the kernel and reported through ``_fail``; the state stays the last good one.
+fails even so is undone by the kernel and reported through ``_fail``; the state stays the last good one. In a
+part of dt / 16, a contact solve whose exact tries all stalled ends at its best point if that meets the Coulomb
+conditions to ``physics.tolerances.INEXACT_VELOCITY`` (``inexact_solves`` counts them since the last reset).
 Impacts the kernel records become ``events``.
 """
 
@@ -135,7 +137,7 @@ class MechgymSimulator(Simulator):
         self._state = State.zeros(1, self.engine.mj_body.size, linkage.coordinates.rows.kind.size,
                                   linkage.rows.kind.size)
         self._ctrl = np.zeros((1, model.nu))
-        self._status = np.zeros((1, 3), dtype=np.int64)
+        self._status = np.zeros((1, 4), dtype=np.int64)
         bodies = self.engine.mj_body.size
         self._capacity = max(CONTACTS, CONTACTS_PER_BODY * bodies)
         self._pairs = max(PAIRS, PAIRS_PER_GEOM * model.ngeom)
@@ -176,9 +178,10 @@ class MechgymSimulator(Simulator):
         Only a single step taken in parts that records more impacts than the buffer holds loses the rest.)"""
         if self._contacts.event_count[0]:
             self._collect_events()
-        done, code, in_parts = self._status[0].tolist()
+        done, code, in_parts, inexact = self._status[0].tolist()
         self._step_count += done
         self.subdivided_steps += in_parts
+        self.inexact_solves += inexact
         if code != OK:
             self._report_failure(code)
         if self._windows:
@@ -382,6 +385,7 @@ class MechgymSimulator(Simulator):
         self._state.chord_rate[0] = 0.0
         self._ctrl[0] = ctrl
         self.subdivided_steps = 0
+        self.inexact_solves = 0
         self._contacts.clear()
         self._scratch.order[...] = np.arange(self._scratch.order.size)
         if self.engine.env.contacts and self._run(START_CONTACTS, self._packed.alone, self._packed.kind, _NO_WINDOWS,

@@ -389,8 +389,9 @@ def _step(bodies, actuators, env, linkage, geoms, confinements, windows, state, 
     fraction of the physics step, so consecutive steps share their boundaries exactly) under the controls
     ``ctrl`` (U,), the stages of the module docstring; returns OK or the first failure, leaving the world as the
     failure found it (the caller restores it). ``finest``: the step cannot be halved again, so the position
-    correction takes any turn of a body and any second impact (``contact.correct_positions``). On success the
-    rows' warm starts and the hinges' turns are written back to ``state``."""
+    correction takes any turn of a body and any second impact (``contact.correct_positions``), and a contact-space
+    solve whose tries all stalled its best point within INEXACT_VELOCITY (``contact.dense.sweep_contact_space``). On
+    success the rows' warm starts and the hinges' turns are written back to ``state``."""
     rows, solver = linkage.rows, linkage.solver
     constrained = rows.kind.size > 0
     contacting = env.contacts
@@ -399,6 +400,7 @@ def _step(bodies, actuators, env, linkage, geoms, confinements, windows, state, 
     scratch, work, joined = step_scratch.coordinates, step_scratch.work, step_scratch.joined
     half = 0.5 * h
     t_mid = t0 + half
+    contact_scratch.inexact[0] = finest
     if constrained or contacting:
         begin_step(rows, bodies, state, world, h, work)
     # Scenes without smooth forces keep wrench = 0 and skip its evaluation.
@@ -530,7 +532,8 @@ def advance(bodies, actuators, env, linkage, geoms, confinements, windows, state
             first_step, n, h, status, step_scratch):
     """Advance every world of ``state`` by ``n`` steps of ``h`` seconds, starting at global step
     ``first_step``; ``ctrl`` (W, U) is held. status[w] = (steps completed, OK | NON_FINITE | NOT_CONVERGED |
-    NOT_PROJECTED | TOO_MANY_CONTACTS | CONTACTS_NOT_SOLVED | NOT_CONFINED, steps taken in parts): a step that
+    NOT_PROJECTED | TOO_MANY_CONTACTS | CONTACTS_NOT_SOLVED | NOT_CONFINED, steps taken in parts, inexact contact
+    solves in their parts that could not be halved again, ``contact.dense.sweep_contact_space``): a step that
     fails is taken again in parts (``_subdivided_step``); a world stops at its first step that fails even so and
     is left as that step found it (bodies, hinge turns, warm-start impulses and contact set), so no failed
     (non-finite or unconverged) state is ever kept. A world also stops early, with status OK and fewer than ``n`` steps
@@ -548,9 +551,11 @@ def advance(bodies, actuators, env, linkage, geoms, confinements, windows, state
         status[world, 0] = n
         status[world, 1] = OK
         status[world, 2] = 0
+        status[world, 3] = 0
         _keep_impulses(state, world, work, False)
         for k in range(n):
             _snapshot(state, contacts, world, contacting, start, False)
+            contact_scratch.inexact[1] = 0
             guard_events = contacting and contacts.event_count[world] > 0
             code, subdivided = _subdivided_step(bodies, actuators, env, linkage, geoms, confinements, windows, state,
                                                 contacts, contact_scratch, ctrl[world], world, first_step + k, h,
@@ -561,6 +566,7 @@ def advance(bodies, actuators, env, linkage, geoms, confinements, windows, state
                 status[world, 1] = OK if code == _EVENTS_FULL else code
                 break
             status[world, 2] += subdivided
+            status[world, 3] += contact_scratch.inexact[1]
             # A step records at most one impact per contact (``capacity``) per part; stop this world early, status
             # OK, before the event buffer could overflow, so the caller can collect the events and call again.
             if contacting and _events_nearly_full(contacts, world, capacity):
@@ -575,6 +581,7 @@ def start_contacts(bodies, actuators, env, linkage, geoms, state, contacts, cont
     contacts with their resting reactions (``contact.prime_contacts``). Returns -1 if a world's resting reactions
     did not converge, else 0."""
     sweep_setup(geoms, contact_scratch, state, 0)
+    contact_scratch.inexact[0] = False  # (a reset's resting reactions are solved exactly or not at all)
     work = step_scratch.work
     for world in range(state.com.shape[0]):
         resting_forces(bodies, actuators, env, linkage, state, world, ctrl[world], step_scratch)

@@ -196,6 +196,19 @@ SHORTEST_STEP = 2.0**-30
 DAMPING_START = 1e-6  # relative: the first step's damping
 DAMPING_LEAST = 1e-20  # relative: the damping a successful step lowers it to at least (its step is Newton's)
 DAMPING_MOST = 1e10  # relative: a damping raised beyond this gives up (its step would be a vanishing gradient step)
+# relative (to D's largest diagonal entry): the proximal-point iterations' eps (``contact.newton._proximal``): each
+# brings a direction of D of eigenvalue sigma a factor eps / (sigma + eps) closer to the solution, while it keeps D +
+# eps I positive definite for Newton's steps; of six sets of the Gripper whose other tries all stalled it solved one
+# (in 16 iterations; 1e-7 and 1e-8 in 3 and 2, 1e-5 not in 100), the others with none of these
+NEWTON_PROXIMAL = 1e-6
+# count: proximal-point iterations at most (each one solve by Newton's steps with the search)
+NEWTON_PROXIMAL_ITERATIONS = 30
+# m/s: in the part of a step that cannot be halved again (h / 2**MAX_SUBDIVISION), a contact-space solve whose every
+# try stalled takes its best point on the cones if that misses the Coulomb conditions (Alart and Curnier's F) by at
+# most this much, where the step would fail otherwise (``sim.inexact_solves`` counts them): a gap or slip of 1e-6 m/s
+# over the part, at most 0.6 nm at dt = 10 ms, far below MARGIN; the best ends of the sets of the Gripper whose
+# tries all stalled missed by 1.6e-13 to 2.1e-9 m/s (random servo targets after the pinch, dt = 1 and 10 ms)
+INEXACT_VELOCITY = 1e-6
 
 # ---- Position correction (contact/position.py) -----------------------------------------------------------------------
 

@@ -31,7 +31,7 @@ def test_worlds_stepped_together_equal_worlds_stepped_alone():
     windows = Windows(world=np.arange(worlds), body=np.array([0, 1, 0]), wrench=rng.normal(size=(worlds, 6)),
                       start=np.array([0.0, 0.013, 0.1]), stop=np.array([0.05, 0.2, np.inf]))
     alone = [State(*(a[w:w + 1].copy() for a in together)) for w in range(worlds)]
-    status = np.zeros((worlds, 3), dtype=np.int64)
+    status = np.zeros((worlds, 4), dtype=np.int64)
     # no contacts in this scene (engine.env.contacts is off): empty contact sets
     advance(engine.bodies, engine.actuators, engine.env, engine.linkage, engine.geoms, engine.confinements, windows,
             together, ContactSet.empty(worlds, 0, 0), Scratch.empty(0, 0, 0), ctrl, 0, 40, 0.007, status,

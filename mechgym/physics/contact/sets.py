@@ -188,8 +188,13 @@ class Scratch(NamedTuple):
     pivots: np.ndarray
     kinds: np.ndarray  # (C,) int64 each touching contact's part: open, sliding or sticking
     directions: np.ndarray  # (C, 2) a sliding point's friction direction in its tangent rows
-    newton_vectors: np.ndarray  # (11, 3C) the semismooth Newton solve's free rates, iterates, residuals and steps
+    newton_vectors: np.ndarray  # (14, 3C) the semismooth Newton solve's free rates, iterates, residuals and steps,
+    #                             its best point and the proximal iterations' saved D diagonal and free rates
     #                             (contact.newton)
+    # (2,) int64: [0] 1 while the part of a step being solved cannot be halved again (step._step), so that a
+    # contact-space solve may end at its best inexact point (contact.newton.newton_solve); [1] such solves since it
+    # was cleared
+    inexact: np.ndarray
     # (S, S) the Cholesky factor of the position correction's pushing set (contact.position); a Newton step's
     # equations left to eliminate and Levenberg-Marquardt's normal equations (contact.newton)
     factor: np.ndarray
@@ -221,7 +226,8 @@ class Scratch(NamedTuple):
                        np.zeros(capacity, dtype=np.int64), np.zeros(1, dtype=np.bool_), np.zeros(1, dtype=np.bool_),
                        np.zeros((size, size)), np.zeros((5, 3 * capacity)),
                        np.zeros(3 * capacity, dtype=np.int64), np.zeros((2, 3 * capacity), dtype=np.int64),
-                       np.zeros(capacity, dtype=np.int64), np.zeros((capacity, 2)), np.zeros((11, 3 * capacity)),
+                       np.zeros(capacity, dtype=np.int64), np.zeros((capacity, 2)), np.zeros((14, 3 * capacity)),
+                       np.zeros(2, dtype=np.int64),
                        np.zeros((size, size)), np.zeros(bodies, dtype=np.int64), np.zeros(bodies, dtype=np.int64),
                        np.zeros(capacity, dtype=np.int64), np.zeros(capacity + 1, dtype=np.int64),
                        np.zeros(bodies, dtype=np.int64), np.zeros((capacity, 3)), np.zeros(capacity, dtype=np.int64),

@@ -76,7 +76,7 @@ def record(bodies, env, linkage, state, h, n, out, geoms, contacts, scratch, ste
     rows = linkage.rows
     grad = np.zeros(12)
     forces = np.zeros(rows.kind.size)
-    status = np.zeros((1, 3), dtype=np.int64)
+    status = np.zeros((1, 4), dtype=np.int64)
     ctrl = np.zeros((1, 0))
     for k in range(n):
         advance(bodies, NO_ACTUATORS, env, linkage, geoms, NO_CONFINEMENTS, NO_WINDOWS, state, contacts, scratch, ctrl,

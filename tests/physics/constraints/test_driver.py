@@ -31,12 +31,12 @@ def test_advance_steps_every_world_as_if_alone():
     state = with_rows(State.zeros(2, 1), rows)
     for world, angle in enumerate((0.5, 2.0)):
         state.com[world, 0] = (math.sin(angle), 0.0, -math.cos(angle))
-    status = np.zeros((2, 3), dtype=np.int64)
+    status = np.zeros((2, 4), dtype=np.int64)
     linkage = Linkage(rows, NO_COORDINATES, rattle.Solver())
     geoms, contacts, scratch = no_contacts(2)
     advance(bodies, NO_ACTUATORS, ENV, linkage, geoms, NO_CONFINEMENTS, NO_WINDOWS, state, contacts, scratch,
             np.zeros((2, 0)), 0, 500, 1e-3, status, StepScratch.fitting(state, linkage, contacts, NO_CONFINEMENTS))
-    assert status.tolist() == [[500, OK, 0], [500, OK, 0]]
+    assert status.tolist() == [[500, OK, 0, 0], [500, OK, 0, 0]]
     for world, angle in enumerate((0.5, 2.0)):
         _, _, alone = rod_pendulum(angle)
         _, _, stepped = run(bodies, rows, alone, 1e-3, 500)
@@ -48,11 +48,11 @@ def test_a_projection_that_does_not_converge_is_reported():
     bodies, rows, state = seesaw()
     state = with_rows(state, rows)
     before = state.copy()
-    status = np.zeros((1, 3), dtype=np.int64)
+    status = np.zeros((1, 4), dtype=np.int64)
     linkage = Linkage(rows, NO_COORDINATES, rattle.Solver(tolerance=-1.0, max_sweeps=50))  # no error meets it
     geoms, contacts, scratch = no_contacts()
     advance(bodies, NO_ACTUATORS, ENV, linkage, geoms, NO_CONFINEMENTS, NO_WINDOWS, state, contacts, scratch,
             np.zeros((1, 0)), 0, 10, 1e-3, status, StepScratch.fitting(state, linkage, contacts, NO_CONFINEMENTS))
-    assert status.tolist() == [[0, NOT_PROJECTED, 0]]
+    assert status.tolist() == [[0, NOT_PROJECTED, 0, 0]]
     for mine, theirs in zip(state, before, strict=True):
         np.testing.assert_array_equal(mine, theirs)

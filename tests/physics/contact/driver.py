@@ -34,7 +34,7 @@ def contact_advance(bodies, actuators, env, linkage, geoms, confinements, window
     nbody = state.com.shape[1]
     worlds = state.com.shape[0]
     capacity = contacts.prev_geom1.size // contacts.count.size
-    step_status = np.zeros((worlds, 3), dtype=np.int64)
+    step_status = np.zeros((worlds, 4), dtype=np.int64)
     for world in range(worlds):
         status[world, 0] = n
         status[world, 1] = OK

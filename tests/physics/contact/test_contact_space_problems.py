@@ -17,6 +17,16 @@ Stored problems, each a set whose sweeps did not converge in the Gripper (dt = 2
   points on the left pad.
 - ``card_pressed_by_a_pad_against_both_fixtures``: the scripted episode of seed 0 at its pinch, t = 1.152 s:
   four points on the right pad and three on the fixtures, D of rank 8 (21 rows).
+- ``card_sliding_along_the_right_pad``: random servo targets after the pinch of seed 79 at dt = 1 ms, t = 1.132 s:
+  two corners on the table, two points on the right pad sliding at 0.25 m/s, D of rank 7; every try of Newton's
+  method but the last halving's proximal-point iterations stalls (one solution, ``kkos`` by enumeration).
+
+Sets on which every try of ``newton.newton_solve`` stalls (``INEXACT``), each from a step that failed even in parts of
+dt / 16 with random servo targets after the pinch (dt, seed, t): ``card_on_two_corners_against_the_right_pad`` (1 ms,
+49, 1.352 s; D of rank 7, 12 rows), ``card_on_two_corners_against_the_left_pad`` (1 ms, 65, 3.109 s),
+``card_on_the_table_between_the_left_pad_and_the_right_fixture`` (1 ms, 0, 1.268 s; 8 contacts),
+``card_on_two_corners_between_the_left_pad_and_the_right_fixture`` (10 ms, 41, 4.91 s; 10 contacts),
+``card_on_a_corner_against_the_left_fixture`` (10 ms, 45, 3.13 s).
 
 Random problems: bodies of random mass and inertia (1 to 3, inertia down to 1e-6 m^2 times the mass), half of
 them with joints (their mobility W^(1/2) Q Q^T W^(1/2) for a random subspace Q of the motions), up to eight
@@ -38,13 +48,17 @@ from hypothesis import strategies as st
 from mechgym.physics.contact import ContactSet, Scratch
 from mechgym.physics.contact.dense import sweep_contact_space
 from mechgym.physics.contact.newton import _newton_step, newton_solve
-from mechgym.physics.tolerances import NEWTON_TOLERANCE
+from mechgym.physics.tolerances import INEXACT_VELOCITY, NEWTON_TOLERANCE
 
 DATA = Path(__file__).parent / "data"
 TOLERANCE = 1e-12  # m/s: rates the solution must meet (the solve's own is 1e-12)
 STALLED = ["card_on_the_table_leaning_on_a_fixture", "card_on_the_table_between_the_fixtures",
            "card_on_the_table_against_the_left_pad", "card_pressed_by_a_pad_against_both_fixtures",
            "card_tipping_on_its_fixture"]
+INEXACT = ["card_on_two_corners_against_the_right_pad", "card_on_two_corners_against_the_left_pad",
+           "card_on_the_table_between_the_left_pad_and_the_right_fixture",
+           "card_on_two_corners_between_the_left_pad_and_the_right_fixture",
+           "card_on_a_corner_against_the_left_fixture"]
 
 
 def _load(name: str) -> dict:
@@ -195,11 +209,71 @@ def test_newtons_method_alone_solves_each_stalled_set(name):
     impulses, and the rates it leaves are those of the impulses."""
     problem = _load(name)
     contacts, scratch, m = _contact_space(problem)
-    assert newton_solve(contacts, scratch, m)
+    assert newton_solve(contacts, scratch, m, False)
     impulse = contacts.impulse[:m]
     assert coulomb_violation(problem, impulse) <= TOLERANCE
     rates = problem["free_rate"] + problem["matrix"] @ impulse.ravel()
     np.testing.assert_allclose(scratch.dense_rate[:3 * m], rates, rtol=0.0, atol=1e-15)
+
+
+def test_the_last_halvings_proximal_iterations_solve_the_card_sliding_along_the_right_pad():
+    """``newton.newton_solve`` in the part of a step that cannot be halved again: the proximal-point iterations from
+    the best end of the other tries solve the set exactly (the Coulomb conditions to 1e-12 m/s), and count no
+    inexact solve."""
+    problem = _load("card_sliding_along_the_right_pad")
+    contacts, scratch, m = _contact_space(problem)
+    assert newton_solve(contacts, scratch, m, True)
+    assert scratch.inexact[1] == 0
+    assert coulomb_violation(problem, contacts.impulse[:m]) <= TOLERANCE
+
+
+@pytest.mark.parametrize("name", INEXACT)
+def test_where_every_try_stalls_newton_takes_its_best_end_within_the_inexact_tolerance(name):
+    """``newton.newton_solve`` in the part of a step that cannot be halved again takes the best end of its tries and
+    counts it: impulses on the cones that meet the Alart-Curnier equations to INEXACT_VELOCITY, computed here
+    independently, and the rates it leaves are those of the impulses. (Each set failed its step before, in parts down
+    to dt / 16.)"""
+    problem = _load(name)
+    contacts, scratch, m = _contact_space(problem)
+    assert newton_solve(contacts, scratch, m, True)
+    assert scratch.inexact[1] == 1
+    impulse = contacts.impulse[:m]
+    mu = _cone_mu(problem)
+    assert (impulse[:, 0] >= 0.0).all()
+    assert (np.hypot(impulse[:, 1], impulse[:, 2]) <= mu * impulse[:, 0] * (1 + 1e-12)).all()
+    assert alart_curnier(problem, impulse) <= INEXACT_VELOCITY
+    rates = problem["free_rate"] + problem["matrix"] @ impulse.ravel()
+    summed = np.abs(problem["free_rate"]) + np.abs(problem["matrix"]) @ np.abs(impulse.ravel())
+    round_off = 16 * np.finfo(float).eps * summed.max()
+    np.testing.assert_allclose(scratch.dense_rate[:3 * m], rates, rtol=0.0, atol=round_off)
+
+
+@pytest.mark.parametrize("name", INEXACT)
+def test_an_exact_newton_solve_takes_a_solution_or_changes_nothing(name):
+    """In every part of a step but the last halving ``newton.newton_solve`` takes no inexact point: either a
+    solution to NEWTON_TOLERANCE, or the impulses and rates left as they were."""
+    problem = _load(name)
+    contacts, scratch, m = _contact_space(problem)
+    rates = scratch.dense_rate[:3 * m].copy()
+    if newton_solve(contacts, scratch, m, False):
+        assert alart_curnier(problem, contacts.impulse[:m]) <= NEWTON_TOLERANCE * (1 + 1e-6) + 1e-15
+    else:
+        np.testing.assert_array_equal(contacts.impulse[:m], problem["start"])
+        np.testing.assert_array_equal(scratch.dense_rate[:3 * m], rates)
+
+
+@pytest.mark.parametrize("name", INEXACT)
+def test_the_contact_space_solve_of_a_last_halving_ends_and_counts_its_inexact_solves(name):
+    """The contact-space solve (sweeps, Newton, direct steps) of each set in the part of a step that cannot be
+    halved again (``scratch.inexact[0]``) converges, its impulses meeting the Coulomb conditions, under the cones of
+    the sliding flags it ended with, to INEXACT_VELOCITY, and to 1e-12 m/s unless it counted an inexact solve."""
+    problem = _load(name)
+    contacts, scratch, m = _contact_space(problem)
+    scratch.inexact[0] = 1
+    assert sweep_contact_space(contacts, scratch, m) == m
+    solved = {**problem, "sliding": contacts.sliding[:m].copy()}
+    violation = coulomb_violation(solved, contacts.impulse[:m])
+    assert violation <= (INEXACT_VELOCITY if scratch.inexact[1] else TOLERANCE), (violation, scratch.inexact[1])
 
 
 def _frame(normal: np.ndarray) -> list[np.ndarray]:
@@ -286,7 +360,7 @@ def test_what_newton_reports_solved_is_a_solution_on_the_cones(seed):
     problem = _random_problem(seed)
     assume((np.diag(problem["matrix"])[0::3] > 0.0).all())
     contacts, scratch, m = _contact_space(problem)
-    if newton_solve(contacts, scratch, m):
+    if newton_solve(contacts, scratch, m, False):
         impulse = contacts.impulse[:m]
         mu = _cone_mu(problem)
         assert (impulse[:, 0] >= 0.0).all()
