@@ -140,8 +140,7 @@ def sweep_contact_space(contacts, scratch, m):
                 scratch.dense_direct[0] = True
                 return m
             direct *= 2
-    if scratch.inexact[0] and newton_solve(contacts, scratch, m, True):
-        _update_sliding(contacts, scratch, m, True)
+    if scratch.inexact[0] and newton_solve(contacts, scratch, m, True):  # (on the cones of the current flags)
         scratch.dense_direct[0] = True
         return m
     return -m
