@@ -9,7 +9,8 @@ the dispatcher itself calls, so the results are bit-identical) as long as every 
 object of that call or a new object of the same numba type; otherwise it goes through the dispatcher (which
 compiles or loads the cache as usual) and keeps that call's overload instead. The compiled entry point still
 unboxes every array it is given (about 30 ns each); the simulator passes the ones that never change as one
-``Packed`` array (``step.run``).
+``Packed`` array (``step.run``), which compiled code reads back whole (``unpack``) or as ``lazy.Lazy`` views of its
+named tuples (``lazy.unpack_lazy``).
 
 Identity stands for the type: an argument that is the same object as in the last call is taken to have the
 same numba type. That holds for the arrays a simulator owns and updates in place (named tuples cannot be
@@ -18,17 +19,16 @@ rebound; an array's dtype, shape, layout and writeability must not be changed in
 
 from __future__ import annotations
 
-from itertools import compress, count
+from itertools import compress
 from operator import is_not
 from typing import Any
 
 import numpy as np
-from numba import config, typeof, types
-from numba.core import cgutils
+from numba import config, typeof
 from numba.extending import intrinsic
-from numba.np.arrayobj import populate_array
 
 from .jit import from_python
+from .lazy import read_value, require_c_arrays
 
 _INT64 = range(-(2**63), 2**63)
 
@@ -140,46 +140,14 @@ def _packed(value, out: list[int]) -> list[int]:
 @intrinsic
 def _unpack(typingctx, block, kind):
     """``unpack(block, kind)`` in compiled code: the value of type ``kind`` (a tuple of arrays, named tuples and
-    scalars) that ``_packed`` wrote into the int64 array ``block``: each array's data pointer and shape read from
-    the block (strides those of a C-contiguous array; no reference counting: the ``Packed`` keeps the arrays
-    alive), each scalar from its bits."""
+    scalars) that ``_packed`` wrote into the int64 array ``block`` (``lazy.read_value``)."""
     target = kind.instance_type
 
     def codegen(context, builder, signature, args):
-        data = context.make_array(signature.args[0])(context, builder, args[0]).data
-        position = count()
+        return read_value(context, builder, target, context.make_array(signature.args[0])(context, builder,
+                                                                                           args[0]).data)
 
-        def read():
-            return builder.load(builder.gep(data, [context.get_constant(types.intp, next(position))]))
-
-        def build(kind):
-            if isinstance(kind, types.Array):
-                element = context.get_data_type(kind.dtype)
-                pointer = builder.inttoptr(read(), element.as_pointer())
-                shape = [read() for _ in range(kind.ndim)]
-                itemsize = context.get_constant(types.intp, context.get_abi_sizeof(element))
-                strides = [itemsize] * kind.ndim  # C order: stride[k] = itemsize * shape[k+1] * ... * shape[-1]
-                for axis in range(kind.ndim - 2, -1, -1):
-                    strides[axis] = builder.mul(strides[axis + 1], shape[axis + 1])
-                array = context.make_array(kind)(context, builder)
-                populate_array(array, data=pointer, shape=cgutils.pack_array(builder, shape),
-                               strides=cgutils.pack_array(builder, strides), itemsize=itemsize, meminfo=None)
-                return array._getvalue()
-            if isinstance(kind, types.BaseTuple):
-                return context.make_tuple(builder, kind, [build(item) for item in kind.types])
-            if isinstance(kind, types.Boolean):
-                return builder.icmp_signed("!=", read(), context.get_constant(types.int64, 0))
-            if isinstance(kind, types.Float):
-                return context.cast(builder, builder.bitcast(read(), context.get_value_type(types.float64)),
-                                    types.float64, kind)
-            if isinstance(kind, types.Integer):
-                return context.cast(builder, read(), types.int64, kind)
-            raise TypeError(f"cannot unpack a {kind}")
-
-        return build(target)
-
-    if not all(isinstance(array, types.Array) and array.layout == "C" for array in _arrays(target)):
-        raise TypeError(f"unpack: every packed array must be C-contiguous ({target})")
+    require_c_arrays(target)
     return target(block, kind), codegen
 
 
@@ -192,9 +160,3 @@ def _unpack_python(block, kind):
 # the overload's own function would return the whole tuple, which LLVM takes tens of seconds to compile.)
 unpack = _unpack_python if config.DISABLE_JIT else _unpack
 
-
-def _arrays(kind):
-    """The array types in the (nested) tuple type ``kind``."""
-    if isinstance(kind, types.BaseTuple):
-        return [array for item in kind.types for array in _arrays(item)]
-    return [kind] if isinstance(kind, types.Array) else []

@@ -44,16 +44,18 @@ allocating function's) are stamped with the source of the whole engine (``engine
 of the function's own file: an edit of any engine module compiles them anew.
 
 ``kernel(inline=True)`` marks a kernel's code ``alwaysinline``: LLVM inlines it into every compiled caller when it
-optimizes the twin's module (the step's stages into ``advance``, where a call would pass the step's named tuples as
-thousands of scalar arguments, about 1 µs a call). A call that is not inlined passes every array of a named tuple as
-its pointers, size, shape and strides, most of them on the stack: a helper handed the constraint rows and the state
-receives about 150 numbers, one handed the contact set and the workspaces several hundred, whatever few arrays it
-reads. So the kernels that take named tuples and run on every step (the stages and their parts, a row's evaluation
-and rate, a contact sweep and its parts) are inline; those of the rare paths (a reset's resting reactions, a new
-contact pair, the direct solves) are not, where inlining would only lengthen the first compile. numba's own
-inlining (``njit(inline="always")``) deep-copies the callee's IR into each caller, then types and lowers each copy
-again: 38 s of the first compile on 2 cores went to those copies, most of them of the step's stages. (An inlined
-kernel is still a kernel: it may return an array only if it is one of its arguments.)
+optimizes the twin's module (the step's stages into ``advance``). A call that is not inlined passes every array of
+a named tuple as its pointers, size, shape and strides, most of them on the stack: a helper handed the constraint
+rows and the state receives about 150 numbers, one handed the contact set and the workspaces several thousand,
+whatever few arrays it reads. The engine's entry point therefore hands its named tuples down as ``lazy.Lazy``
+views of its packed block (one pointer each, its members read where they are used), and the kernels run with
+those; a kernel called from Python or from a test with named tuples themselves is compiled for them too. The kernels
+that run on every step in tight loops (a row's evaluation and rate, a contact sweep and its parts, the step's
+stages) are inline, those of the rare paths (a reset's resting reactions, a new contact pair, the direct solves) are
+not, where inlining would only lengthen the first compile. numba's own inlining (``njit(inline="always")``)
+deep-copies the callee's IR into each caller, then types and lowers each copy again: 38 s of the first compile on 2
+cores went to those copies, most of them of the step's stages. (An inlined kernel is still a kernel: it may return
+an array only if it is one of its arguments.)
 
 Both are typed by their arguments' types only (``_typed_by_type``): numba would otherwise compile a separate
 copy of a function, with everything it calls, for each literal constant a compiled caller passes (a flag
@@ -73,6 +75,8 @@ from numba import literal_unroll, njit, types
 from numba.core.codegen import JITCodeLibrary
 from numba.core.compiler import Compiler
 from numba.core.registry import CPUDispatcher
+
+from .lazy import whole
 
 # The twin's cache files are told apart from the kernel's by this suffix of its qualified name.
 _TWIN_SUFFIX = "__from_python"
@@ -240,6 +244,6 @@ def _typed_by_type(dispatcher):
 
 @kernel
 def zero_arrays(arrays):
-    """Set every array of the tuple (or named tuple) ``arrays`` to zero (False for booleans)."""
-    for array in literal_unroll(arrays):
+    """Set every array of the tuple (or named tuple, or ``lazy.Lazy``) ``arrays`` to zero (False for booleans)."""
+    for array in literal_unroll(whole(arrays)):
         array.fill(0)

@@ -105,11 +105,11 @@ from .contact import (
     sweep_setup,
     warm_start,
 )
-from .dispatch import unpack
 from .forces import CoordinateScratch, applied_wrench, window_impulse
 from .jit import kernel, zero_arrays
 from .joints import read_state, update_turns
 from .kinematics import FRAME_SIZE
+from .lazy import unpack_lazy
 from .rotation import free_rotor_drift
 from .state import kinetic_energy
 from .tolerances import (
@@ -610,7 +610,7 @@ def run(operation, blocks, kind, windows, first_steps, n, h):
     result = 0
     for s in range(len(blocks)):
         (bodies, actuators, env, linkage, geoms, confinements, state, contacts, contact_scratch, ctrl, status,
-         step_scratch, reading) = unpack(blocks[s], kind)
+         step_scratch, reading) = unpack_lazy(blocks[s], kind)
         if operation == START_CONTACTS:
             result = min(result, start_contacts(bodies, actuators, env, linkage, geoms, state, contacts,
                                                 contact_scratch, ctrl, h, step_scratch))
