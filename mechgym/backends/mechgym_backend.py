@@ -60,7 +60,7 @@ _RUN = Direct(run)  # (``step_many``'s: every simulator's own for its ``step``)
 _READ = "read"  # a key of Simulator._now: the reading arrays hold the current state (step.run read it after stepping)
 
 COMPILE_NOTICE = ("mechgym: compiling the in-house engine's numba kernels (first run on this machine only; "
-                  "about 2 minutes on 2 cores)")
+                  "about a minute on 2 cores)")
 
 
 class _CompileNotice(event.Listener):
