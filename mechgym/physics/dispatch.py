@@ -159,4 +159,3 @@ def _unpack_python(block, kind):
 # The objects of ``Packed(...).block`` (``kind``: its ``Packed.kind``). (Called directly, not through an overload:
 # the overload's own function would return the whole tuple, which LLVM takes tens of seconds to compile.)
 unpack = _unpack_python if config.DISABLE_JIT else _unpack
-
