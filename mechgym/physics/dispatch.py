@@ -28,7 +28,7 @@ from numba import config, typeof
 from numba.extending import intrinsic
 
 from .jit import from_python
-from .lazy import read_value, require_c_arrays
+from .lazy import as_it_is, read_value, require_c_arrays
 
 _INT64 = range(-(2**63), 2**63)
 
@@ -151,11 +151,6 @@ def _unpack(typingctx, block, kind):
     return target(block, kind), codegen
 
 
-def _unpack_python(block, kind):
-    """``unpack`` in numba's debugging mode, where the block is the objects themselves."""
-    return block
-
-
 # The objects of ``Packed(...).block`` (``kind``: its ``Packed.kind``). (Called directly, not through an overload:
 # the overload's own function would return the whole tuple, which LLVM takes tens of seconds to compile.)
-unpack = _unpack_python if config.DISABLE_JIT else _unpack
+unpack = as_it_is if config.DISABLE_JIT else _unpack

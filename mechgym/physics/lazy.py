@@ -170,9 +170,11 @@ def _whole(typingctx, value):
     return value.kind(value), codegen
 
 
-def _identity(value, kind=None):
+def as_it_is(value, kind=None):
+    """``unpack_lazy``, ``whole`` and ``dispatch.unpack`` in numba's debugging mode (``NUMBA_DISABLE_JIT``), where a
+    packed block is the tuple of objects itself and no named tuple is a ``Lazy``: ``value`` itself."""
     return value
 
 
-unpack_lazy = _identity if config.DISABLE_JIT else _unpack_lazy
-whole = _identity if config.DISABLE_JIT else _whole
+unpack_lazy = as_it_is if config.DISABLE_JIT else _unpack_lazy
+whole = as_it_is if config.DISABLE_JIT else _whole
