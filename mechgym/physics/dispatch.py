@@ -60,27 +60,27 @@ class Direct:
 
     def __init__(self, dispatcher) -> None:
         self._dispatcher = from_python(dispatcher)
-        self._args: tuple[Any, ...] = ()
-        self._types: tuple[Any, ...] = ()
-        self._entry = None
+        # (the last call's arguments, their types, the entry point compiled for them or None): one attribute, read
+        # once per call, so that threads calling one Direct with arguments of different types each check and call
+        # a consistent triple
+        self._last: tuple[tuple[Any, ...], tuple[Any, ...], Any] = ((), (), None)
 
     def __call__(self, *args):
-        last = self._args
-        if self._entry is not None and len(args) == len(last):
+        last, types, entry = self._last
+        if entry is not None and len(args) == len(last):
             # only the arguments that are not the last call's objects are typed (found by a C-level loop)
             for i in compress(range(len(args)), map(is_not, args, last)):
-                if not _same_type(args[i], last[i], self._types[i]):
+                if not _same_type(args[i], last[i], types[i]):
                     break
             else:
-                self._args = args
-                return self._entry(*args)
+                self._last = (args, types, entry)
+                return entry(*args)
         result = self._dispatcher(*args)
         if not hasattr(self._dispatcher, "overloads"):  # NUMBA_DISABLE_JIT: a plain Python function
             return result
         types = tuple(self._dispatcher.typeof_pyval(arg) for arg in args)
         compiled = self._dispatcher.overloads.get(types)
-        self._args, self._types = args, types
-        self._entry = None if compiled is None else compiled.entry_point
+        self._last = (args, types, None if compiled is None else compiled.entry_point)
         return result
 
 

@@ -68,6 +68,33 @@ def test_direct_falls_back_to_the_dispatcher_when_a_type_changes():
     assert call(np.ones(9), 1.0, 9) == 9.0 and len(scaled.overloads) == 6  # another shape: the same type
 
 
+def test_direct_calls_the_entry_point_it_checked_when_another_call_overtakes_it(monkeypatch):
+    """Threads share a ``Direct`` (the simulators' ``step_many``): a call of other types that lands between a call's
+    check of its arguments and its call of the kept entry point must not hand it that call's entry point."""
+    from mechgym.physics import dispatch
+
+    @njit
+    def total(values, count):  # not cached: compiled by this test
+        result = 0.0
+        for i in range(count):
+            result += values[i]
+        return result
+
+    call = Direct(total)
+    assert call(np.arange(4.0), 3) == 3.0
+    check, overtaken = dispatch._same_type, []
+
+    def overtaking_check(arg, last, kind):  # another thread's call of int64 arrays, in the middle of this check
+        if not overtaken:
+            overtaken.append(None)
+            overtaken[0] = call(np.arange(10, 14), 4)
+        return check(arg, last, kind)
+
+    monkeypatch.setattr(dispatch, "_same_type", overtaking_check)
+    assert call(np.array([0.25, 0.5, 8.0]), 2) == 0.75
+    assert overtaken == [46.0] and len(total.overloads) == 2
+
+
 def test_direct_takes_a_single_row_for_a_c_contiguous_matrix():
     """A (1, k) array is C- and F-contiguous: numba types it as C, like any other C-contiguous matrix, and ``Direct``
     keeps the entry point (a vector env's groups of one and of several episodes); an F-ordered matrix is another
