@@ -115,8 +115,10 @@ MAX_SWEEPS = 100000
 # m/s: a point that slips faster than this after the solve slides, and a sliding one that slips slower sticks again
 # (a thousand times VELOCITY_TOLERANCE, so that what the solve leaves of a held point's slip is no slip)
 SLIP = 1e-9
-# relative: a touching contact whose closing impulse differs from its opening one by this fraction carried no force
-# that balanced the step's loads (a steady rest matches to round-off, ~1e-10)
+# relative: a touching contact whose closing impulse differs from its opening one by this fraction of the largest
+# impulse among its component's touching contacts carried no force that balanced the step's loads (a steady rest
+# matches to round-off, ~1e-10 of that; a pad touching another with 1e-20 N s at one corner and 4e-10 N s at another
+# changes the first by all of it, and by nothing that matters)
 UNBALANCED = 1e-6
 # count: nearly dependent contacts (a thin card squeezed between two pads on joints) gain little per sweep near the
 # solution: after this many sweeps (a hundredth of MAX_SWEEPS), a sweep that changes no velocity by more than

@@ -203,6 +203,9 @@ class Scratch(NamedTuple):
     island_members: np.ndarray  # (C,) int64 the touching contacts' flat indices, island after island
     island_start: np.ndarray  # (C + 1,) int64 island k's members are island_members[island_start[k]:[k + 1]]
     component_marks: np.ndarray  # (B,) int64 settle_contacts' marks per component (contact.islands)
+    # (B,) per component, the largest squared impulse (N^2 s^2) of a touching contact's, opening or closing: the scale
+    # of settle_contacts' unbalance
+    component_load: np.ndarray
     kept_force: np.ndarray  # (C, 3) the forces settle_contacts keeps where it finds no resting reactions, N
     rest_part: np.ndarray  # (C,) int64 each contact's part in settle_contacts' trial (contact.solve._rest_reactions)
     # (B, 6) each body's world inverse inertia at the poses of the velocity solve (contact.solve) or of the position
@@ -230,8 +233,8 @@ class Scratch(NamedTuple):
                        np.zeros(2, dtype=np.int64),
                        np.zeros((size, size)), np.zeros(bodies, dtype=np.int64), np.zeros(bodies, dtype=np.int64),
                        np.zeros(capacity, dtype=np.int64), np.zeros(capacity + 1, dtype=np.int64),
-                       np.zeros(bodies, dtype=np.int64), np.zeros((capacity, 3)), np.zeros(capacity, dtype=np.int64),
-                       np.zeros((bodies, 6)))
+                       np.zeros(bodies, dtype=np.int64), np.zeros(bodies), np.zeros((capacity, 3)),
+                       np.zeros(capacity, dtype=np.int64), np.zeros((bodies, 6)))
 
 
 def contact_geoms(model: mujoco.MjModel, body_index: np.ndarray) -> Geoms:

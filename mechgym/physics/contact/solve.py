@@ -419,10 +419,7 @@ def _rest_reactions(linkage, bodies, env, state, world, h, wrench, contacts, scr
     for i in range(base, base + count):
         part = scratch.rest_part[i - base]
         for j in range(3):
-            total = 0.0
-            if contacts.active[i]:
-                for k in range(3):
-                    total += contacts.impulse[i, k] * contacts.rows[i, k, LIN_B + j]
+            total = _closing(contacts, i, j) if contacts.active[i] else 0.0
             contacts.force[i, j] = 2.0 * total / h if part == SETTLE else scratch.kept_force[i - base, j]
         contacts.active[i] = contacts.active[i] or part == ASIDE
     for b in range(saved.shape[0]):
@@ -450,17 +447,32 @@ def _pushed(force):
 
 
 @kernel(inline=True)
-def _unbalanced(contacts, i):
-    """Contact i's closing impulse (its rows' accumulated impulses, world vector) and the impulse its opening
-    kick applied (``opened``) differ by more than UNBALANCED of the larger (``settle_contacts``)."""
-    change, size = 0.0, 0.0
+def _closing(contacts, i, j):
+    """Component j of contact i's closing impulse: its rows' accumulated impulses as a world vector (N s)."""
+    total = 0.0
+    for k in range(3):
+        total += contacts.impulse[i, k] * contacts.rows[i, k, LIN_B + j]
+    return total
+
+
+@kernel(inline=True)
+def _load(contacts, i):
+    """The largest squared component of contact i's closing and opening impulses (N^2 s^2)."""
+    load = 0.0
     for j in range(3):
-        closing = 0.0
-        for k in range(3):
-            closing += contacts.impulse[i, k] * contacts.rows[i, k, LIN_B + j]
-        change += (closing - contacts.opened[i, j]) ** 2
-        size = max(size, closing * closing, contacts.opened[i, j] ** 2)
-    return change > UNBALANCED * UNBALANCED * size
+        load = max(load, _closing(contacts, i, j) ** 2, contacts.opened[i, j] ** 2)
+    return load
+
+
+@kernel(inline=True)
+def _unbalanced(contacts, i, load):
+    """Contact i's closing impulse and the impulse its opening kick applied (``opened``) differ by more than
+    UNBALANCED of the largest impulse of its component's touching contacts, ``load`` its square
+    (``settle_contacts``)."""
+    change = 0.0
+    for j in range(3):
+        change += (_closing(contacts, i, j) - contacts.opened[i, j]) ** 2
+    return change > UNBALANCED * UNBALANCED * load
 
 
 @kernel(inline=True)
@@ -479,7 +491,8 @@ def settle_contacts(geoms, linkage, bodies, env, state, world, h, wrench, contac
       turned the card by 4e-7 rad in the next drift, opened one pad's contacts by 16 nm and let the card
       rattle between the pads.)
     - an unbalance: a touching contact whose closing impulse differs from its opening one (by UNBALANCED of
-      the larger), so that the opening kick's forces did not hold the bodies against the step's loads (a
+      the largest impulse among its component's touching contacts: a contact that carries round-off beside ones that
+      carry the load is no event), so that the opening kick's forces did not hold the bodies against the step's loads (a
       servo target or a thrust changed, or a force shifted between the corners of a face). Carrying their
       mean on would leave the next opening kick out of balance too: the body moves in each drift, and the
       shifted shares rock a box from corner to corner in a two-step cycle.
@@ -508,10 +521,16 @@ def settle_contacts(geoms, linkage, bodies, env, state, world, h, wrench, contac
             contacts.active[i] = contacts.rebound[i] <= 0.0
     find_islands(linkage.rows, world, contacts, scratch, False)
     scratch.component_marks[:] = 0
+    scratch.component_load[:] = 0.0
+    for i in range(base, end):
+        if contacts.active[i]:
+            root = contact_component(scratch, contacts, i)
+            scratch.component_load[root] = max(scratch.component_load[root], _load(contacts, i))
     for i in range(base, end):
         impact = contacts.impact[i]
         released = not contacts.active[i] and not impact and _pushed(contacts.opened[i])
-        unbalanced = contacts.active[i] and not impact and _unbalanced(contacts, i)
+        unbalanced = contacts.active[i] and not impact and _unbalanced(
+            contacts, i, scratch.component_load[contact_component(scratch, contacts, i)])
         contacts.impact[i] = False
         if impact or released or unbalanced:
             a, b = contacts.body_a[i], contacts.body_b[i]
