@@ -204,12 +204,7 @@ def finish_solve(bodies, state, world, h, contacts, scratch):
             contacts.sliding[i] = False
         carried = contacts.active[i] and not contacts.impact[i] and not beside_impact(contacts, base, end, i)
         for j in range(3):
-            total = 0.0
-            if carried:
-                total = contacts.opened[i, j]
-                for k in range(3):
-                    total += contacts.impulse[i, k] * contacts.rows[i, k, LIN_B + j]
-            contacts.force[i, j] = total / h
+            contacts.force[i, j] = (_closing(contacts, i, j, contacts.opened[i, j]) if carried else 0.0) / h
 
 
 @kernel
@@ -419,7 +414,7 @@ def _rest_reactions(linkage, bodies, env, state, world, h, wrench, contacts, scr
     for i in range(base, base + count):
         part = scratch.rest_part[i - base]
         for j in range(3):
-            total = _closing(contacts, i, j) if contacts.active[i] else 0.0
+            total = _closing(contacts, i, j, 0.0) if contacts.active[i] else 0.0
             contacts.force[i, j] = 2.0 * total / h if part == SETTLE else scratch.kept_force[i - base, j]
         contacts.active[i] = contacts.active[i] or part == ASIDE
     for b in range(saved.shape[0]):
@@ -447,9 +442,10 @@ def _pushed(force):
 
 
 @kernel(inline=True)
-def _closing(contacts, i, j):
-    """Component j of contact i's closing impulse: its rows' accumulated impulses as a world vector (N s)."""
-    total = 0.0
+def _closing(contacts, i, j, start):
+    """``start`` plus component j of contact i's closing impulse: its rows' accumulated impulses as a world vector
+    (N s), added to ``start`` row by row."""
+    total = start
     for k in range(3):
         total += contacts.impulse[i, k] * contacts.rows[i, k, LIN_B + j]
     return total
@@ -460,7 +456,7 @@ def _load(contacts, i):
     """The largest squared component of contact i's closing and opening impulses (N^2 s^2)."""
     load = 0.0
     for j in range(3):
-        load = max(load, _closing(contacts, i, j) ** 2, contacts.opened[i, j] ** 2)
+        load = max(load, _closing(contacts, i, j, 0.0) ** 2, contacts.opened[i, j] ** 2)
     return load
 
 
@@ -471,7 +467,7 @@ def _unbalanced(contacts, i, load):
     (``settle_contacts``)."""
     change = 0.0
     for j in range(3):
-        change += (_closing(contacts, i, j) - contacts.opened[i, j]) ** 2
+        change += (_closing(contacts, i, j, 0.0) - contacts.opened[i, j]) ** 2
     return change > UNBALANCED * UNBALANCED * load
 
 
