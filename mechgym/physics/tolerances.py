@@ -118,7 +118,8 @@ SLIP = 1e-9
 # relative: a touching contact whose closing impulse differs from its opening one by this fraction of the largest
 # impulse among its component's touching contacts carried no force that balanced the step's loads (a steady rest
 # matches to round-off, ~1e-10 of that; a pad touching another with 1e-20 N s at one corner and 4e-10 N s at another
-# changes the first by all of it, and by nothing that matters)
+# changes the first by all of it, and by nothing that matters), unless the component's changes together change no
+# contact's rate by more than VELOCITY_TOLERANCE (only the shares of a load changed: ``contact.solve._split_only``)
 UNBALANCED = 1e-6
 # count: nearly dependent contacts (a thin card squeezed between two pads on joints) gain little per sweep near the
 # solution: after this many sweeps (a hundredth of MAX_SWEEPS), a sweep that changes no velocity by more than

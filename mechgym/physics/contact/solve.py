@@ -6,9 +6,11 @@ from __future__ import annotations
 import math
 
 from ..constraints import (
+    LIN_A,
     LIN_B,
     apply_impulse,
     begin_projection,
+    copy_into,
     coupling,
     projection_sweep,
     rate_with,
@@ -16,6 +18,7 @@ from ..constraints import (
     take_spins,
 )
 from ..jit import kernel
+from ..state import tensor_spin
 from ..tolerances import (
     DENSE_AFTER,
     MAX_SWEEPS,
@@ -32,7 +35,9 @@ from .islands import component, contact_component, find_islands
 from .joined import apply_joined, contacts_touch_rows, factor_rows, join_rows, take_pushes
 from .sets import beside_impact
 
-EVENT, MOVING = 1, 2  # settle_contacts' marks of a component: an event happened there; a body of it still moves
+# settle_contacts' marks of a component: an event happened there; a body of it still moves; its contacts' impulses
+# changed between the kicks but moved no body (``_split_only``)
+EVENT, MOVING, SPLIT_ONLY = 1, 2, 4
 KEEP, ASIDE, SETTLE = 0, 1, 2  # a contact in _rest_reactions: its force kept; kept, touching but left out; settled
 
 
@@ -394,7 +399,7 @@ def _rest_reactions(linkage, bodies, env, state, world, h, wrench, contacts, scr
         for j in range(3):
             scratch.kept_force[c, j] = contacts.force[i, j]
         scratch.rest_part[c] = SETTLE
-        if not every and scratch.component_marks[contact_component(scratch, contacts, i)] != EVENT:
+        if not every and scratch.component_marks[contact_component(scratch, contacts, i)] & (EVENT | MOVING) != EVENT:
             scratch.rest_part[c] = ASIDE if contacts.active[i] else KEEP
             contacts.active[i] = False
     if rows.kind.size > 0:
@@ -472,6 +477,76 @@ def _unbalanced(contacts, i, load):
 
 
 @kernel(inline=True)
+def _change_at(spin, state, world, saved, body, grad, column):
+    """The change of one body's contribution to a row's rate G v (m/s) since its velocity and momentum were
+    ``saved[body]`` (v, L), its world inverse inertia in ``spin`` (B, 6); 0 for static geometry."""
+    if body < 0:
+        return 0.0
+    v, momentum = state.vel[world, body], state.momentum[world, body]
+    wx, wy, wz = tensor_spin(spin[body], momentum[0] - saved[body, 3], momentum[1] - saved[body, 4],
+                             momentum[2] - saved[body, 5])
+    return (grad[column] * (v[0] - saved[body, 0]) + grad[column + 1] * (v[1] - saved[body, 1])
+            + grad[column + 2] * (v[2] - saved[body, 2]) + grad[column + 3] * wx + grad[column + 4] * wy
+            + grad[column + 5] * wz)
+
+
+@kernel
+def _split_only(linkage, bodies, state, world, contacts, scratch, work, joined, held, lo, hi):
+    """Whether the touching contacts ``scratch.island_members[lo:hi]`` (a component) changed between the kicks
+    only how they share their loads: their impulses' changes, closing less opening, applied to the bodies
+    (through the rows as the solve applies them, ``_apply_rows``), change no contact's rate by more than
+    VELOCITY_TOLERANCE, what the velocity solve resolves. Then the opening kick held the bodies as the closing solve
+    did, and the step's mean forces hold them in the next (a card crushed at eight corners shifts its load between
+    them every step while its net wrench stays to round-off; a carriage's contacts change tangentially where its
+    slide's rows take it). The velocities, momenta and the rows' impulses are restored (``held`` (R,) keeps the
+    rows'): only the answer is kept."""
+    saved = scratch.displacement
+    for body in range(saved.shape[0]):
+        for k in range(3):
+            saved[body, k] = state.vel[world, body, k]
+            saved[body, 3 + k] = state.momentum[world, body, k]
+    copy_into(work.impulse_velocity, held)
+    for n in range(lo, hi):
+        i = scratch.island_members[n]
+        opened, rows, p = contacts.opened[i], contacts.rows[i], contacts.impulse[i]
+        _apply_rows(linkage, bodies, state, world, contacts, i, p[0] - _along(opened, rows[0]),
+                    p[1] - _along(opened, rows[1]), p[2] - _along(opened, rows[2]), work, joined)
+    moved = False
+    for n in range(lo, hi):
+        i = scratch.island_members[n]
+        for k in range(3):
+            grad = contacts.rows[i, k]
+            change = (_change_at(scratch.spin, state, world, saved, contacts.body_a[i], grad, LIN_A)
+                      + _change_at(scratch.spin, state, world, saved, contacts.body_b[i], grad, LIN_B))
+            moved = moved or not abs(change) <= VELOCITY_TOLERANCE
+    for body in range(saved.shape[0]):
+        for k in range(3):
+            state.vel[world, body, k] = saved[body, k]
+            state.momentum[world, body, k] = saved[body, 3 + k]
+    copy_into(held, work.impulse_velocity)
+    return not moved
+
+
+@kernel(inline=True)
+def _mark_split_only(linkage, bodies, state, world, contacts, scratch, work, joined, held, islands):
+    """Mark SPLIT_ONLY each of the ``islands`` components (``find_islands``' islands of the touching contacts, after
+    ``component_load``) that met no impact and has an unbalanced contact (``_unbalanced``) but changed only how its
+    contacts share their loads (``_split_only``)."""
+    for island in range(islands):
+        lo, hi = scratch.island_start[island], scratch.island_start[island + 1]
+        root = contact_component(scratch, contacts, scratch.island_members[lo])
+        unbalanced = False
+        for n in range(lo, hi):
+            i = scratch.island_members[n]
+            if contacts.impact[i]:
+                unbalanced = False
+                break
+            unbalanced = unbalanced or _unbalanced(contacts, i, scratch.component_load[root])
+        if unbalanced and _split_only(linkage, bodies, state, world, contacts, scratch, work, joined, held, lo, hi):
+            scratch.component_marks[root] = SPLIT_ONLY
+
+
+@kernel(inline=True)
 def settle_contacts(geoms, linkage, bodies, env, state, world, h, wrench, contacts, scratch, work, joined, held):
     """After ``solve_contacts``: where the step's mean reaction forces would make a wrong warm start, replace
     them by the resting reactions (``_rest_reactions``, against gravity and the smooth forces in ``wrench``
@@ -491,7 +566,9 @@ def settle_contacts(geoms, linkage, bodies, env, state, world, h, wrench, contac
       carry the load is no event), so that the opening kick's forces did not hold the bodies against the step's loads (a
       servo target or a thrust changed, or a force shifted between the corners of a face). Carrying their
       mean on would leave the next opening kick out of balance too: the body moves in each drift, and the
-      shifted shares rock a box from corner to corner in a two-step cycle.
+      shifted shares rock a box from corner to corner in a two-step cycle. A component whose contacts' changes
+      together move no body (``_split_only``: only the shares of a load that the contacts hold together changed)
+      has no unbalance.
 
     Per component of the bodies (``contact.islands``: linked by the touching contacts and the rows, after this
     step's bounces and openings): if every body of its events' contacts is left slower than gravity makes it in a
@@ -515,18 +592,20 @@ def settle_contacts(geoms, linkage, bodies, env, state, world, h, wrench, contac
         contacts.impact[i] = contacts.active[i] and contacts.impact[i]
         if contacts.impact[i]:
             contacts.active[i] = contacts.rebound[i] <= 0.0
-    find_islands(linkage.rows, world, contacts, scratch, False)
+    islands = find_islands(linkage.rows, world, contacts, scratch, False)
     scratch.component_marks[:] = 0
     scratch.component_load[:] = 0.0
     for i in range(base, end):
         if contacts.active[i]:
             root = contact_component(scratch, contacts, i)
             scratch.component_load[root] = max(scratch.component_load[root], _load(contacts, i))
+    _mark_split_only(linkage, bodies, state, world, contacts, scratch, work, joined, held, islands)
     for i in range(base, end):
         impact = contacts.impact[i]
         released = not contacts.active[i] and not impact and _pushed(contacts.opened[i])
-        unbalanced = contacts.active[i] and not impact and _unbalanced(
-            contacts, i, scratch.component_load[contact_component(scratch, contacts, i)])
+        root = contact_component(scratch, contacts, i)
+        unbalanced = (contacts.active[i] and not impact and not scratch.component_marks[root] & SPLIT_ONLY
+                      and _unbalanced(contacts, i, scratch.component_load[root]))
         contacts.impact[i] = False
         if impact or released or unbalanced:
             a, b = contacts.body_a[i], contacts.body_b[i]
@@ -541,7 +620,8 @@ def settle_contacts(geoms, linkage, bodies, env, state, world, h, wrench, contac
             _mark(scratch, geoms.body[contacts.prev_geom1[j]], EVENT)
             _mark(scratch, geoms.body[contacts.prev_geom2[j]], EVENT)
     for i in range(base, end):
-        if contacts.active[i] and scratch.component_marks[contact_component(scratch, contacts, i)] == EVENT:
+        if contacts.active[i] and scratch.component_marks[contact_component(scratch, contacts, i)] & (
+                EVENT | MOVING) == EVENT:
             return _rest_reactions(linkage, bodies, env, state, world, h, wrench, contacts, scratch, work, joined,
                                    held, False)
     return 0

@@ -12,10 +12,12 @@ import numpy as np
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from mechgym.physics.constraints import LIN_B
+from mechgym.physics import contact
+from mechgym.physics.constraints import LIN_B, begin_step
 from mechgym.physics.contact.sets import ContactSet
 from mechgym.physics.contact.solve import _load, _unbalanced
-from mechgym.physics.tolerances import VELOCITY_TOLERANCE
+from mechgym.physics.step import drift, opening_kick
+from mechgym.physics.tolerances import MARGIN, VELOCITY_TOLERANCE
 
 from .driver import ContactScene
 from .scenes import GRAVITY, ball_drop, box_on_floor, downhill, on_slope, run
@@ -144,6 +146,50 @@ def test_a_contact_that_carries_round_off_beside_loaded_ones_is_no_unbalance():
     assert load == 4e-10 ** 2
     assert not _unbalanced(contacts, 0, load) and _unbalanced(contacts, 2, load)
     assert not _unbalanced(contacts, 1, load) and _unbalanced(contacts, 1, _load(contacts, 1))
+
+
+def _settle_with_shift(shift) -> int:
+    """A 10 cm, 1 kg cube at rest on a plane (primed, then 20 steps of 2 ms); in the next step, run stage by stage,
+    ``shift(normals)`` (the four corners' normal rows, body b's six columns, (4, 6)) returns what to add to the
+    corners' closing normal impulses between ``solve_contacts`` and ``settle_contacts``; returns what
+    ``settle_contacts`` returns (0: no event; the trial's sweeps where it took the resting reactions)."""
+    h = 2e-3
+    scene = ContactScene.build(box_on_floor((0.05, 0.05, 0.05), (0.0, 0.0, 0.05)))
+    assert scene.prime(h) >= 0
+    scene.run(h, 20)
+    bodies, env, state, contacts, scratch = (scene.engine.bodies, scene.engine.env, scene.state, scene.contacts,
+                                             scene.scratch)
+    linkage, zeros = scene.engine.linkage, np.zeros((1, 6))
+    begin_step(scene.rows, bodies, state, 0, h, scene.work)
+    opening_kick(bodies, env, state, 0, h / 2, zeros, zeros)
+    contact.warm_start(bodies, state, 0, h, contacts)
+    drift(bodies, state, 0, h)
+    count = contact.find_contacts(scene.geoms, bodies, env, state, 0, 21 * h, h, scene.work.com0, scene.work.quat0,
+                                  scene.work.vel0, scene.work.momentum0, contacts, scratch, MARGIN, True, False)
+    assert contact.correct_positions(scene.geoms, linkage, bodies, state, 0, contacts, scratch, scene.work,
+                                     scene.joined, False) >= 0
+    opening_kick(bodies, env, state, 0, h / 2, zeros, zeros)
+    assert contact.solve_contacts(linkage, bodies, state, 0, h, contacts, scratch, scene.work, scene.joined,
+                                  False) >= 0
+    corners = np.flatnonzero(contacts.active[:count])
+    assert corners.size == 4
+    contacts.impulse[corners, 0] += shift(contacts.rows[corners, 0, LIN_B:LIN_B + 6])
+    return contact.settle_contacts(scene.geoms, linkage, bodies, env, state, 0, h, zeros, contacts, scratch,
+                                   scene.work, scene.joined, scene.held)
+
+
+def test_a_load_shifted_between_the_corners_of_a_face_is_no_unbalance_and_a_changed_load_is_one():
+    """``settle_contacts``' unbalance (a contact's closing impulse differs from its opening one) calls the
+    resting-reaction trial. Four corners share a cube's weight in any split whose net wrench is the same: a
+    shift along the null space of their normals' wrenches (a "twist", +-d at alternate corners) moves no body,
+    and is no event; the same d at one corner alone is one. (A card crushed at eight corners shifts its load
+    between them every step: the trial ran in every step, half that Gripper's physics.)"""
+    def twist(normals):
+        left, _, _ = np.linalg.svd(normals)  # normals (4, 6) of rank 3: the last left vector spans the null space
+        return 1e-3 * GRAVITY * 2e-3 * left[:, 3]
+
+    assert _settle_with_shift(twist) == 0
+    assert _settle_with_shift(lambda normals: np.array([1e-3 * GRAVITY * 2e-3, 0.0, 0.0, 0.0])) > 0
 
 
 def test_a_cube_below_its_static_angle_stays_when_mu_k_is_below_mu_s():
