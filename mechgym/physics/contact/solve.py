@@ -18,6 +18,7 @@ from ..constraints import (
     take_spins,
 )
 from ..jit import kernel
+from ..linalg import cholesky_solve, ridge_cholesky
 from ..state import tensor_spin
 from ..tolerances import (
     DENSE_AFTER,
@@ -30,7 +31,7 @@ from ..tolerances import (
 )
 from .dense import solve_dense
 from .detect import find_contacts
-from .friction import at_limit, cone_mu, friction_step, normal_coupling
+from .friction import at_limit, cone_mu, disc, friction_step, normal_coupling
 from .islands import component, contact_component, find_islands
 from .joined import apply_joined, contacts_touch_rows, factor_rows, join_rows, take_pushes
 from .sets import beside_impact
@@ -87,10 +88,8 @@ def begin_solve(linkage, bodies, state, world, contacts, scratch, work, joined, 
     poses (with constraint rows the joined couplings, ``contact.joined``, on the rows' gradients and W G^T that the
     velocity projection left in ``work``), and the warm start of the closing solve: each persistent contact's
     normal impulse starts from the normal part of what its predecessor applied in the opening kick (``opened``),
-    applied to the bodies. The tangential impulses start from zero: friction among coplanar points has
-    self-equilibrated splits (a "squeeze" that moves nothing), which the sweeps never remove and which, carried
-    from step to step through F = (P_open + P_close) / h, would accumulate until they saturate the cones (a
-    5-box stack); from zero they halve every step instead.
+    applied to the bodies. The tangential impulses start from the least-norm split of the opening kick's friction
+    wrench on each body pair (``_carry_friction``), which carries no self-equilibrated part.
 
     ``again``: the same contacts at the same poses were solved for an earlier iterate of the implicit closing
     kick (``step.closing_kick``), without impacts: the couplings stand, and each contact starts from that
@@ -130,6 +129,94 @@ def begin_solve(linkage, bodies, state, world, contacts, scratch, work, joined, 
         p_n = max(0.0, _along(contacts.opened[i], contacts.rows[i, 0]))
         contacts.impulse[i, 0] = p_n
         _apply_rows(linkage, bodies, state, world, contacts, i, p_n, 0.0, 0.0, work, joined)
+    _carry_friction(linkage, bodies, state, world, contacts, scratch, work, joined, base,
+                    base + min(contacts.count[world], capacity))
+
+
+@kernel(inline=True)
+def _opening_friction(contacts, i):
+    """The tangential impulses (N s) that contact i's opening kick applied along its tangent rows, held to its
+    disc at its normal start (``begin_solve``)."""
+    opened, limit = contacts.opened[i], cone_mu(contacts, i) * contacts.impulse[i, 0]
+    return disc(_along(opened, contacts.rows[i, 1]), _along(opened, contacts.rows[i, 2]), limit)
+
+
+@kernel
+def _carry_friction(linkage, bodies, state, world, contacts, scratch, work, joined, base, end):
+    """The tangential impulses the closing solve starts from (``begin_solve``, contacts ``base`` to ``end`` of the
+    flat set), applied to the bodies: per body pair, the least-norm impulses of the pair's touching contacts that
+    put on the pair the wrench of the friction its opening kick applied (``opened``'s tangential parts, each
+    within its disc), each then held to its disc. They hold the pair as the opening kick did, so that a set whose
+    shares are indeterminate (a card crushed at eight corners, squeezed between two pads) starts next to a
+    solution; and they have no self-equilibrated part (a split that puts no wrench on the pair), which the sweeps
+    never remove and which, carried from step to step through F = (P_open + P_close) / h, accumulated until it
+    saturated the cones of a 5-box stack. A pair whose opening friction changes no contact's rate by more than
+    VELOCITY_TOLERANCE (what the solve resolves: a box at rest on a plane carries 1e-29 N) starts from zero.
+
+    Least norm: t = J^T (J J^T)^-1 w over the pair's tangent rows J (their body-b columns, or body a's where b is
+    static geometry: the wrench on one body of the pair fixes it on the other), w their opening impulses' wrench,
+    J J^T (6 x 6, rank 2 for one point) factored with a ridge of 1e-12 of its trace (``_least_norm_friction``).
+    Scratch: ``scratch.kinds`` marks the contacts taken (1: in the current pair, 2: done), ``scratch.factor`` and
+    ``system_vectors[0]``."""
+    normal, wrench, taken = scratch.factor, scratch.system_vectors[0], scratch.kinds
+    for i in range(base, end):
+        taken[i - base] = 0
+    for i in range(base, end):
+        if taken[i - base] or not contacts.active[i] or contacts.impact[i]:
+            continue
+        a, b = contacts.body_a[i], contacts.body_b[i]
+        column = LIN_B if b >= 0 else LIN_A
+        carried = False
+        for j in range(i, end):
+            if (taken[j - base] or not contacts.active[j] or contacts.impact[j] or contacts.body_a[j] != a
+                    or contacts.body_b[j] != b):
+                continue
+            taken[j - base] = 1
+            t1, t2 = _opening_friction(contacts, j)
+            carried = carried or max(abs(t1) * contacts.coupling[j, 1, 1],
+                                     abs(t2) * contacts.coupling[j, 2, 2]) > VELOCITY_TOLERANCE
+        if carried:
+            _least_norm_friction(linkage, bodies, state, world, contacts, work, joined, taken, base, i, end, column,
+                                 normal, wrench)
+        for j in range(i, end):
+            if taken[j - base] == 1:
+                taken[j - base] = 2
+
+
+@kernel(inline=True)
+def _least_norm_friction(linkage, bodies, state, world, contacts, work, joined, taken, base, first, end, column,
+                         normal, wrench):
+    """``_carry_friction`` for one pair, its contacts those from ``first`` to ``end`` marked 1 in ``taken``:
+    the least-norm tangential impulses with the wrench (on the body whose columns start at ``column``) of their
+    opening friction, held to their discs and applied. ``normal`` (6 x 6) and ``wrench`` (6) are scratch."""
+    for r in range(6):
+        wrench[r] = 0.0
+        for c in range(6):
+            normal[r, c] = 0.0
+    for j in range(first, end):
+        if taken[j - base] != 1:
+            continue
+        t1, t2 = _opening_friction(contacts, j)
+        for k, t in ((1, t1), (2, t2)):
+            row = contacts.rows[j, k]
+            for r in range(6):
+                wrench[r] += t * row[column + r]
+                for c in range(6):
+                    normal[r, c] += row[column + r] * row[column + c]
+    trace = normal[0, 0] + normal[1, 1] + normal[2, 2] + normal[3, 3] + normal[4, 4] + normal[5, 5]
+    if not ridge_cholesky(normal, 6, 1e-12 * trace):
+        return
+    cholesky_solve(normal, 6, wrench)
+    for j in range(first, end):
+        if taken[j - base] != 1:
+            continue
+        t1, t2 = 0.0, 0.0
+        for r in range(6):
+            t1 += contacts.rows[j, 1, column + r] * wrench[r]
+            t2 += contacts.rows[j, 2, column + r] * wrench[r]
+        t1, t2 = disc(t1, t2, cone_mu(contacts, j) * contacts.impulse[j, 0])
+        contacts.impulse[j, 1], contacts.impulse[j, 2] = t1, t2
+        _apply_rows(linkage, bodies, state, world, contacts, j, 0.0, t1, t2, work, joined)
 
 
 @kernel(inline=True)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from mechgym.physics import contact
 from mechgym.physics.constraints import LIN_B, begin_step
 from mechgym.physics.contact.sets import ContactSet
-from mechgym.physics.contact.solve import _load, _unbalanced
+from mechgym.physics.contact.solve import _load, _unbalanced, begin_solve
 from mechgym.physics.step import drift, opening_kick
 from mechgym.physics.tolerances import MARGIN, VELOCITY_TOLERANCE
 
@@ -148,29 +148,40 @@ def test_a_contact_that_carries_round_off_beside_loaded_ones_is_no_unbalance():
     assert not _unbalanced(contacts, 1, load) and _unbalanced(contacts, 1, _load(contacts, 1))
 
 
-def _settle_with_shift(shift) -> int:
-    """A 10 cm, 1 kg cube at rest on a plane (primed, then 20 steps of 2 ms); in the next step, run stage by stage,
-    ``shift(normals)`` (the four corners' normal rows, body b's six columns, (4, 6)) returns what to add to the
-    corners' closing normal impulses between ``solve_contacts`` and ``settle_contacts``; returns what
-    ``settle_contacts`` returns (0: no event; the trial's sweeps where it took the resting reactions)."""
-    h = 2e-3
+def _resting_cube_after_its_closing_kick(h: float) -> ContactScene:
+    """A 10 cm, 1 kg cube at rest on a plane (primed, then 20 steps of ``h``), and the stages of the next step run
+    one by one up to its closing kick: ``contact.solve_contacts`` comes next."""
     scene = ContactScene.build(box_on_floor((0.05, 0.05, 0.05), (0.0, 0.0, 0.05)))
     assert scene.prime(h) >= 0
     scene.run(h, 20)
     bodies, env, state, contacts, scratch = (scene.engine.bodies, scene.engine.env, scene.state, scene.contacts,
                                              scene.scratch)
-    linkage, zeros = scene.engine.linkage, np.zeros((1, 6))
+    zeros = np.zeros((1, 6))
     begin_step(scene.rows, bodies, state, 0, h, scene.work)
     opening_kick(bodies, env, state, 0, h / 2, zeros, zeros)
     contact.warm_start(bodies, state, 0, h, contacts)
     drift(bodies, state, 0, h)
-    count = contact.find_contacts(scene.geoms, bodies, env, state, 0, 21 * h, h, scene.work.com0, scene.work.quat0,
-                                  scene.work.vel0, scene.work.momentum0, contacts, scratch, MARGIN, True, False)
-    assert contact.correct_positions(scene.geoms, linkage, bodies, state, 0, contacts, scratch, scene.work,
-                                     scene.joined, False) >= 0
+    assert contact.find_contacts(scene.geoms, bodies, env, state, 0, 21 * h, h, scene.work.com0, scene.work.quat0,
+                                 scene.work.vel0, scene.work.momentum0, contacts, scratch, MARGIN, True, False) == 4
+    assert contact.correct_positions(scene.geoms, scene.engine.linkage, bodies, state, 0, contacts, scratch,
+                                     scene.work, scene.joined, False) >= 0
     opening_kick(bodies, env, state, 0, h / 2, zeros, zeros)
+    return scene
+
+
+def _settle_with_shift(shift) -> int:
+    """The resting cube's step (``_resting_cube_after_its_closing_kick``, 2 ms) with ``shift(normals)`` (the four
+    corners' normal rows, body b's six columns, (4, 6)) added to the corners' closing normal impulses between
+    ``solve_contacts`` and ``settle_contacts``; returns what ``settle_contacts`` returns (0: no event; the trial's
+    sweeps where it took the resting reactions)."""
+    h = 2e-3
+    scene = _resting_cube_after_its_closing_kick(h)
+    bodies, env, state, contacts, scratch = (scene.engine.bodies, scene.engine.env, scene.state, scene.contacts,
+                                             scene.scratch)
+    linkage, zeros = scene.engine.linkage, np.zeros((1, 6))
     assert contact.solve_contacts(linkage, bodies, state, 0, h, contacts, scratch, scene.work, scene.joined,
                                   False) >= 0
+    count = contacts.count[0]
     corners = np.flatnonzero(contacts.active[:count])
     assert corners.size == 4
     contacts.impulse[corners, 0] += shift(contacts.rows[corners, 0, LIN_B:LIN_B + 6])
@@ -190,6 +201,32 @@ def test_a_load_shifted_between_the_corners_of_a_face_is_no_unbalance_and_a_chan
 
     assert _settle_with_shift(twist) == 0
     assert _settle_with_shift(lambda normals: np.array([1e-3 * GRAVITY * 2e-3, 0.0, 0.0, 0.0])) > 0
+
+
+def test_the_closing_solve_starts_from_the_least_norm_split_of_the_opening_friction():
+    """``begin_solve`` starts each body pair's tangential impulses from the least-norm split of the wrench that
+    the pair's opening friction put on it (``contact.solve._carry_friction``). A resting cube's four corners are
+    given an opening friction of an equal push along x (a quarter of 1e-4 N s each) and a squeeze along a diagonal
+    (the two corners on it pushing towards each other with 5e-5 N s: no force, no torque): the closing solve
+    starts from the push alone, a quarter at each corner (the least-norm split of a force and the torque it makes
+    about the face's centre), to 1e-9 of it."""
+    h = 2e-3
+    scene = _resting_cube_after_its_closing_kick(h)
+    contacts = scene.contacts
+    corners = np.flatnonzero(contacts.active[:contacts.count[0]])
+    assert corners.size == 4
+    push = np.array([1e-4, 0.0, 0.0])
+    for i in corners:
+        normal = contacts.rows[i, 0, LIN_B:LIN_B + 3]
+        x, y = contacts.point[i, :2]
+        inward = -np.array([x, y, 0.0]) / math.hypot(x, y)
+        squeeze = 5e-5 * inward if x * y > 0.0 else np.zeros(3)  # the diagonal through (+, +) and (-, -)
+        contacts.opened[i] = (contacts.opened[i] @ normal) * normal + push / 4 + squeeze
+    begin_solve(scene.engine.linkage, scene.engine.bodies, scene.state, 0, contacts, scene.scratch, scene.work,
+                scene.joined, False)
+    for i in corners:
+        tangential = contacts.impulse[i, 1:] @ contacts.rows[i, 1:, LIN_B:LIN_B + 3]
+        assert np.abs(tangential - push / 4).max() < 1e-9 * 1e-4 / 4, (i, tangential)
 
 
 def test_a_cube_below_its_static_angle_stays_when_mu_k_is_below_mu_s():
