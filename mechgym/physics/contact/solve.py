@@ -615,21 +615,26 @@ def _split_only(linkage, bodies, state, world, contacts, scratch, work, joined, 
 
 
 @kernel(inline=True)
-def _mark_split_only(linkage, bodies, state, world, contacts, scratch, work, joined, held, islands):
+def _mark_split_only(linkage, bodies, state, world, contacts, scratch, work, joined, held, islands, limit):
     """Mark SPLIT_ONLY each of the ``islands`` components (``find_islands``' islands of the touching contacts, after
-    ``component_load``) that met no impact and has an unbalanced contact (``_unbalanced``) but changed only how its
-    contacts share their loads (``_split_only``)."""
+    ``component_load``) that met no impact and has unbalanced contacts (``_unbalanced``), all on bodies slower than
+    ``limit`` (m/s), but changed only how its contacts share their loads (``_split_only``). (A component with a
+    faster body on an unbalanced contact keeps its mean forces whatever its shares did: ``settle_contacts``.)"""
     for island in range(islands):
         lo, hi = scratch.island_start[island], scratch.island_start[island + 1]
         root = contact_component(scratch, contacts, scratch.island_members[lo])
-        unbalanced = False
+        unbalanced, moving = False, False
         for n in range(lo, hi):
             i = scratch.island_members[n]
             if contacts.impact[i]:
                 unbalanced = False
                 break
-            unbalanced = unbalanced or _unbalanced(contacts, i, scratch.component_load[root])
-        if unbalanced and _split_only(linkage, bodies, state, world, contacts, scratch, work, joined, held, lo, hi):
+            if _unbalanced(contacts, i, scratch.component_load[root]):
+                unbalanced = True
+                moving = moving or not (_slow(state, world, contacts.body_a[i], limit)
+                                        and _slow(state, world, contacts.body_b[i], limit))
+        if unbalanced and not moving and _split_only(linkage, bodies, state, world, contacts, scratch, work, joined,
+                                                     held, lo, hi):
             scratch.component_marks[root] = SPLIT_ONLY
 
 
@@ -686,7 +691,7 @@ def settle_contacts(geoms, linkage, bodies, env, state, world, h, wrench, contac
         if contacts.active[i]:
             root = contact_component(scratch, contacts, i)
             scratch.component_load[root] = max(scratch.component_load[root], _load(contacts, i))
-    _mark_split_only(linkage, bodies, state, world, contacts, scratch, work, joined, held, islands)
+    _mark_split_only(linkage, bodies, state, world, contacts, scratch, work, joined, held, islands, limit)
     for i in range(base, end):
         impact = contacts.impact[i]
         released = not contacts.active[i] and not impact and _pushed(contacts.opened[i])
