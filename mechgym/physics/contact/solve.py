@@ -486,19 +486,17 @@ def _rest_reactions(linkage, bodies, env, state, world, h, wrench, contacts, scr
         for j in range(3):
             scratch.kept_force[c, j] = contacts.force[i, j]
         scratch.rest_part[c] = SETTLE
-        if not every and scratch.component_marks[contact_component(scratch, contacts, i)] & (EVENT | MOVING) != EVENT:
+        if not every and not _settles(scratch, contacts, i):
             scratch.rest_part[c] = ASIDE if contacts.active[i] else KEEP
             contacts.active[i] = False
     if rows.kind.size > 0:
         start_damper_rates(rows, bodies, state, world, work)
+    _keep_motion(state, world, saved, work, held)
     for b in range(saved.shape[0]):
         for k in range(3):
-            saved[b, k] = state.vel[world, b, k]
-            saved[b, 3 + k] = state.momentum[world, b, k]
             state.vel[world, b, k] += 0.5 * h * (env.gravity[k] + wrench[b, k] * bodies.inv_mass[b])
             state.momentum[world, b, k] += 0.5 * h * wrench[b, 3 + k]
     for r in range(rows.kind.size):
-        held[r] = work.impulse_velocity[r]
         work.impulse_velocity[r] = 0.0
     if rows.kind.size > 0:
         begin_projection(rows, bodies, linkage.solver, state, world, 0.5 * h, work)
@@ -509,13 +507,29 @@ def _rest_reactions(linkage, bodies, env, state, world, h, wrench, contacts, scr
             total = _closing(contacts, i, j, 0.0) if contacts.active[i] else 0.0
             contacts.force[i, j] = 2.0 * total / h if part == SETTLE else scratch.kept_force[i - base, j]
         contacts.active[i] = contacts.active[i] or part == ASIDE
+    _restore_motion(state, world, saved, work, held)
+    return sweeps
+
+
+@kernel(inline=True)
+def _keep_motion(state, world, saved, work, held):
+    """Keep each body's velocity and momentum in ``saved`` (B, 6) and the rows' velocity impulses in ``held`` (R,), for
+    ``_restore_motion`` after a trial."""
+    for b in range(saved.shape[0]):
+        for k in range(3):
+            saved[b, k] = state.vel[world, b, k]
+            saved[b, 3 + k] = state.momentum[world, b, k]
+    copy_into(work.impulse_velocity, held)
+
+
+@kernel(inline=True)
+def _restore_motion(state, world, saved, work, held):
+    """Put back what ``_keep_motion`` kept."""
     for b in range(saved.shape[0]):
         for k in range(3):
             state.vel[world, b, k] = saved[b, k]
             state.momentum[world, b, k] = saved[b, 3 + k]
-    for r in range(rows.kind.size):
-        work.impulse_velocity[r] = held[r]
-    return sweeps
+    copy_into(held, work.impulse_velocity)
 
 
 @kernel
@@ -525,6 +539,13 @@ def _slow(state, world, body, limit):
         return True
     v = state.vel[world, body]
     return v[0] * v[0] + v[1] * v[1] + v[2] * v[2] <= limit * limit
+
+
+@kernel(inline=True)
+def _moving(state, world, contacts, i, limit):
+    """A body of contact i moves faster than ``limit`` (m/s, ``_slow``): its component keeps its mean forces
+    (``settle_contacts``' MOVING)."""
+    return not (_slow(state, world, contacts.body_a[i], limit) and _slow(state, world, contacts.body_b[i], limit))
 
 
 @kernel
@@ -588,11 +609,7 @@ def _split_only(linkage, bodies, state, world, contacts, scratch, work, joined, 
     slide's rows take it). The velocities, momenta and the rows' impulses are restored (``held`` (R,) keeps the
     rows'): only the answer is kept."""
     saved = scratch.displacement
-    for body in range(saved.shape[0]):
-        for k in range(3):
-            saved[body, k] = state.vel[world, body, k]
-            saved[body, 3 + k] = state.momentum[world, body, k]
-    copy_into(work.impulse_velocity, held)
+    _keep_motion(state, world, saved, work, held)
     for n in range(lo, hi):
         i = scratch.island_members[n]
         opened, rows, p = contacts.opened[i], contacts.rows[i], contacts.impulse[i]
@@ -606,11 +623,7 @@ def _split_only(linkage, bodies, state, world, contacts, scratch, work, joined, 
             change = (_change_at(scratch.spin, state, world, saved, contacts.body_a[i], grad, LIN_A)
                       + _change_at(scratch.spin, state, world, saved, contacts.body_b[i], grad, LIN_B))
             moved = moved or not abs(change) <= VELOCITY_TOLERANCE
-    for body in range(saved.shape[0]):
-        for k in range(3):
-            state.vel[world, body, k] = saved[body, k]
-            state.momentum[world, body, k] = saved[body, 3 + k]
-    copy_into(held, work.impulse_velocity)
+    _restore_motion(state, world, saved, work, held)
     return not moved
 
 
@@ -631,8 +644,7 @@ def _mark_split_only(linkage, bodies, state, world, contacts, scratch, work, joi
                 break
             if _unbalanced(contacts, i, scratch.component_load[root]):
                 unbalanced = True
-                moving = moving or not (_slow(state, world, contacts.body_a[i], limit)
-                                        and _slow(state, world, contacts.body_b[i], limit))
+                moving = moving or _moving(state, world, contacts, i, limit)
         if unbalanced and not moving and _split_only(linkage, bodies, state, world, contacts, scratch, work, joined,
                                                      held, lo, hi):
             scratch.component_marks[root] = SPLIT_ONLY
@@ -702,8 +714,7 @@ def settle_contacts(geoms, linkage, bodies, env, state, world, h, wrench, contac
         if impact or released or unbalanced:
             a, b = contacts.body_a[i], contacts.body_b[i]
             mark = EVENT
-            if (released or contacts.active[i]) and not (_slow(state, world, a, limit) and _slow(state, world, b,
-                                                                                                 limit)):
+            if (released or contacts.active[i]) and _moving(state, world, contacts, i, limit):
                 mark |= MOVING  # (a bounce leaves its bodies free)
             _mark(scratch, a, mark)
             _mark(scratch, b, mark)
@@ -712,11 +723,17 @@ def settle_contacts(geoms, linkage, bodies, env, state, world, h, wrench, contac
             _mark(scratch, geoms.body[contacts.prev_geom1[j]], EVENT)
             _mark(scratch, geoms.body[contacts.prev_geom2[j]], EVENT)
     for i in range(base, end):
-        if contacts.active[i] and scratch.component_marks[contact_component(scratch, contacts, i)] & (
-                EVENT | MOVING) == EVENT:
+        if contacts.active[i] and _settles(scratch, contacts, i):
             return _rest_reactions(linkage, bodies, env, state, world, h, wrench, contacts, scratch, work, joined,
                                    held, False)
     return 0
+
+
+@kernel(inline=True)
+def _settles(scratch, contacts, i):
+    """Contact i's component met an event and no body of its events moves (``settle_contacts``' marks): it takes
+    the resting reactions."""
+    return scratch.component_marks[contact_component(scratch, contacts, i)] & (EVENT | MOVING) == EVENT
 
 
 @kernel
