@@ -151,7 +151,7 @@ DENSE_LEAST = 32
 # count: sweeps before the first attempt of a direct solve (contact.newton, contact.active_set); each attempt that
 # fails doubles the sweeps before the next (50, 100, 200, ...): where every attempt fails (an island of 57 contacts
 # in a pile of boxes, about a second of Newton's and Levenberg-Marquardt's steps each) a solve makes a few, not one
-# per 50 sweeps
+# per 50 sweeps (a small island in a scene with rows: SMALL_DIRECT_EVERY)
 VELOCITY_DIRECT_EVERY = 50
 
 # ---- Friction (contact/friction.py) ----------------------------------------------------------------------------------
@@ -234,10 +234,11 @@ CORRECTION_TURN = 0.5
 # set the sweeps have found is solved directly (``contact.position._direct_step``); in a scene with rows, an island of
 # at most SMALL_ISLAND contacts every SMALL_DIRECT_EVERY sweeps: its matrix is cheap, and the joined responses make each
 # sweep dear and slow to converge (a slider rattling in its notch, two to four corners on a wall joined through the
-# crank: 44 -> 36 µs per step at 0.1 ms). After POSITION_SLOW_SWEEPS sweeps a correction whose gaps are all within
-# SLOW_GAP of complementarity is taken as converged (far below TOUCH, so no contact changes its state), and the direct
-# steps from then on aim at SLOW_GAP: where a pad went 2.5 mm into the card's edge, the pushing set's equations could be
-# met to 5e-13 m only, above POSITION_TOLERANCE.
+# crank: 44 -> 36 µs per step at 0.1 ms; the velocity solve's contact-space sweeps of such an island too,
+# ``contact.dense.solve_dense``: a lifted card took 54 sweeps a step before its direct solve, 3 now). After
+# POSITION_SLOW_SWEEPS sweeps a correction whose gaps are all within SLOW_GAP of complementarity is taken as converged
+# (far below TOUCH, so no contact changes its state), and the direct steps from then on aim at SLOW_GAP: where a pad
+# went 2.5 mm into the card's edge, the pushing set's equations could be met to 5e-13 m only, above POSITION_TOLERANCE.
 SLOW_GAP = 1e-11  # m
 POSITION_SLOW_SWEEPS = 1000  # count
 POSITION_DIRECT_EVERY = 50  # count

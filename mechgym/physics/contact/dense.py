@@ -17,11 +17,12 @@ sweeps on the bodies then go on from there: they see a converged set and stop, o
 leaves out) finish the solve; a solve that ended at a direct solution (below) ends the velocity solve when the
 constraint rows meet their tolerance (``solve._converge``). The set is one island of the touching contacts
 (``contact.islands``); an island of more contacts than the scene's matrix holds (``sets.dense_contacts``) stays on
-the bodies. After VELOCITY_DIRECT_EVERY sweeps without convergence (then after 2, 4, ... times as many), the
-sticking points at their static limit that still slip are declared sliding if their kinetic coefficient is their
-static one (the rule of ``solve.update_sliding``, which otherwise waits for the sweeps to converge: sweeps that creep
-at 2.5e-8 m/s per sweep with two points of a squeezed card at the limit, slipping at 1e-6 m/s, never get there), and
-the set is solved directly: by semismooth Newton on its Coulomb conditions (``contact.newton``), or failing that on the
+the bodies. After VELOCITY_DIRECT_EVERY sweeps without convergence (SMALL_DIRECT_EVERY on an island of at most
+SMALL_ISLAND contacts in a scene with rows; then after 2, 4, ... times as many), the sticking points at their static
+limit that still slip are declared sliding if their kinetic coefficient is their static one (the rule of
+``solve.update_sliding``, which otherwise waits for the sweeps to converge: sweeps that creep at 2.5e-8 m/s per sweep
+with two points of a squeezed card at the limit, slipping at 1e-6 m/s, never get there), and the set is solved
+directly: by semismooth Newton on its Coulomb conditions (``contact.newton``), or failing that on the
 equations of the active set the sweeps have found (``contact.active_set``). A solution found there ends the sweeps.
 """
 
@@ -31,7 +32,15 @@ import math
 
 from ..constraints import rate_with
 from ..jit import kernel
-from ..tolerances import DENSE_CONTACTS, MAX_SWEEPS, SLIP, VELOCITY_DIRECT_EVERY, VELOCITY_TOLERANCE
+from ..tolerances import (
+    DENSE_CONTACTS,
+    MAX_SWEEPS,
+    SLIP,
+    SMALL_DIRECT_EVERY,
+    SMALL_ISLAND,
+    VELOCITY_DIRECT_EVERY,
+    VELOCITY_TOLERANCE,
+)
 from .active_set import direct_step
 from .friction import at_limit, cone_mu, friction_step, normal_coupling
 from .newton import newton_solve
@@ -117,20 +126,20 @@ def solve_dense(linkage, bodies, state, world, contacts, scratch, work, joined, 
         for k in range(3):
             scratch.dense_rate[3 * c + k] = rate_with(contacts, scratch.spin, state, world, i, contacts.rows[i, k])
             scratch.dense_start[3 * c + k] = contacts.impulse[i, k]
-    return sweep_contact_space(contacts, scratch, m)
+    every = SMALL_DIRECT_EVERY if linkage.rows.kind.size > 0 and m <= SMALL_ISLAND else VELOCITY_DIRECT_EVERY
+    return sweep_contact_space(contacts, scratch, m, every)
 
 
 @kernel(inline=True)
-def sweep_contact_space(contacts, scratch, m):
-    """The sweeps of ``solve_dense`` on D (``scratch.dense``) and the rates u (``scratch.dense_rate``) of the m
-    contacts ``scratch.dense_index`` from their impulses; after VELOCITY_DIRECT_EVERY sweeps, 2
-    VELOCITY_DIRECT_EVERY, 4 VELOCITY_DIRECT_EVERY, ... the set is solved directly (``_solve_directly``), and a
-    solution found there ends the sweeps. Returns m, or -m if they did not converge in MAX_SWEEPS, unless in the part
-    of a step that cannot be halved again (``scratch.inexact``): there Newton's method makes its last tries and may
-    end at its best inexact point (``newton.newton_solve``). ``scratch.dense_direct[0]``: the solve ended at a direct
-    solution."""
+def sweep_contact_space(contacts, scratch, m, every):
+    """The sweeps of ``solve_dense`` on D (``scratch.dense``) and the rates u (``scratch.dense_rate``) of the m contacts
+    ``scratch.dense_index`` from their impulses; after ``every`` sweeps, 2 ``every``, 4 ``every``, ... the set is solved
+    directly (``_solve_directly``), and a solution found there ends the sweeps. Returns m, or -m if they did not
+    converge in MAX_SWEEPS, unless in the part of a step that cannot be halved again (``scratch.inexact``): there
+    Newton's method makes its last tries and may end at its best inexact point (``newton.newton_solve``).
+    ``scratch.dense_direct[0]``: the solve ended at a direct solution."""
     scratch.dense_direct[0] = False
-    direct = VELOCITY_DIRECT_EVERY
+    direct = every
     for sweep in range(MAX_SWEEPS):
         if _sweep(contacts, scratch, m) <= VELOCITY_TOLERANCE and not _update_sliding(contacts, scratch, m, True):
             return m

@@ -48,7 +48,7 @@ from hypothesis import strategies as st
 from mechgym.physics.contact import ContactSet, Scratch
 from mechgym.physics.contact.dense import sweep_contact_space
 from mechgym.physics.contact.newton import _newton_step, newton_solve
-from mechgym.physics.tolerances import INEXACT_VELOCITY, NEWTON_TOLERANCE
+from mechgym.physics.tolerances import INEXACT_VELOCITY, NEWTON_TOLERANCE, VELOCITY_DIRECT_EVERY
 
 DATA = Path(__file__).parent / "data"
 TOLERANCE = 1e-12  # m/s: rates the solution must meet (the solve's own is 1e-12)
@@ -166,7 +166,7 @@ def _engine_solve(problem: dict) -> tuple[int, np.ndarray, dict]:
     """The engine's contact-space solve (sweeps, Newton, direct steps) from the stored start: its result, the
     impulses (m, 3), and the problem with the sliding flags the solve ended with (they decide each cone)."""
     contacts, scratch, m = _contact_space(problem)
-    result = sweep_contact_space(contacts, scratch, m)
+    result = sweep_contact_space(contacts, scratch, m, VELOCITY_DIRECT_EVERY)
     return result, contacts.impulse[:m].copy(), {**problem, "sliding": contacts.sliding[:m].copy()}
 
 
@@ -270,7 +270,7 @@ def test_the_contact_space_solve_of_a_last_halving_ends_and_counts_its_inexact_s
     problem = _load(name)
     contacts, scratch, m = _contact_space(problem)
     scratch.inexact[0] = 1
-    assert sweep_contact_space(contacts, scratch, m) == m
+    assert sweep_contact_space(contacts, scratch, m, VELOCITY_DIRECT_EVERY) == m
     solved = {**problem, "sliding": contacts.sliding[:m].copy()}
     violation = coulomb_violation(solved, contacts.impulse[:m])
     assert violation <= (INEXACT_VELOCITY if scratch.inexact[1] else TOLERANCE), (violation, scratch.inexact[1])
