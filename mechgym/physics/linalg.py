@@ -216,9 +216,11 @@ def lu_solve(matrix, n, rank, pivot, pivot_column, rhs):
     ``rank``. The unknowns of dependent columns are 0; the last n - rank equations (consistency) are unused."""
     for s in range(rank):  # rhs <- P rhs
         rhs[s], rhs[pivot[s]] = rhs[pivot[s]], rhs[s]
-    for s in range(rank):  # forward: L y = P rhs
-        for row in range(s + 1, n):
-            rhs[row] -= matrix[row, pivot_column[s]] * rhs[s]
+    for row in range(1, n):  # forward: L y = P rhs, row by row (the same operations in the same order as by columns)
+        total = rhs[row]
+        for s in range(min(row, rank)):
+            total -= matrix[row, pivot_column[s]] * rhs[s]
+        rhs[row] = total
     for s in range(rank - 1, -1, -1):  # back: U x = y over the pivot columns; y[s] becomes x[pivot_column[s]]
         total = rhs[s]
         for t in range(s + 1, rank):
