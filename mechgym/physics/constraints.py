@@ -190,6 +190,10 @@ class Workspace(NamedTuple):
     # inverse inertias in ``spin``: while ``matrix`` is held (HELD_PROJECTION, the poses unmoved since), the next
     # step's ``begin_step`` takes the three up as g(q_n), G(q_n) and W(q_n) instead of evaluating them again
     projection_value: np.ndarray
+    # (B, 3) each body's world angular velocity W L (rad/s) for the rates of a batch of rows at the same momenta
+    # (``_take_omegas``: a ``projection_sweep``'s, from ``spin``; ``predict_shake``'s and the chord rates', from
+    # ``spin0``)
+    omega: np.ndarray
 
     @staticmethod
     def empty(bodies: int, rows: int, cleared: bool = True) -> Workspace:
@@ -204,7 +208,8 @@ class Workspace(NamedTuple):
                          index, index.copy(), index.copy(), np.zeros(2, dtype=np.int64),
                          np.zeros(rows, dtype=np.bool_), np.zeros(rows), np.zeros(rows), np.zeros(rows),
                          np.zeros(rows), np.zeros(bodies, dtype=np.bool_), np.zeros(1), np.zeros(rows),
-                         np.zeros(rows), np.zeros(3), np.zeros((bodies, 6)), np.zeros((bodies, 6)), np.zeros(rows))
+                         np.zeros(rows), np.zeros(3), np.zeros((bodies, 6)), np.zeros((bodies, 6)), np.zeros(rows),
+                         np.zeros((bodies, 3)))
         if cleared:
             clear_workspace(work)
         return work
@@ -724,12 +729,13 @@ def predict_shake(rows, bodies, solver, state, world, h, work):
     the velocity projection's at the same poses: the previous step's, while ``work`` holds it
     (HELD_PROJECTION: the same world and h, the poses unmoved since), is taken up with its factored set
     (``_join_movable_rows``) instead of being assembled and factored again."""
+    _take_omegas(work.spin0, state, world, work.omega)
     for r in range(rows.kind.size):
         work.impulse_position[r] = 0.0
         if rows.damping[r] > 0.0:
             work.residual[r] = _damper_residual(rows, bodies, state, world, h, work, r) / h
         else:
-            rate = _start_rate(rows, state, world, r, work)
+            rate = _rate_from(rows, state, world, r, work.start_gradient[r], work.omega)
             work.residual[r] = work.start_value[r] / h + rate - work.chord_rate[r]
     if _holds(work, HELD_PROJECTION, world, h):
         _join_movable_rows(rows, work)
@@ -748,11 +754,13 @@ def predict_shake(rows, bodies, solver, state, world, h, work):
 def _keep_chord_rates(rows, bodies, state, world, h, work):
     """After SHAKE has met every row: ``work.chord_rate`` = G0 v_half + g(q_n)/h of each row that acts (an
     equality row, or a one-sided row with an impulse), 0 for the others (``Workspace.chord_rate``)."""
+    _take_omegas(work.spin0, state, world, work.omega)
     for r in range(rows.kind.size):
         acted = rows.damping[r] == 0.0 and (rows.sense[r] == EQUALITY or work.impulse_position[r] != 0.0)
         work.chord_rate[r] = 0.0
         if acted:
-            work.chord_rate[r] = _start_rate(rows, state, world, r, work) + work.start_value[r] / h
+            rate = _rate_from(rows, state, world, r, work.start_gradient[r], work.omega)
+            work.chord_rate[r] = rate + work.start_value[r] / h
 
 
 @kernel(inline=True)
@@ -834,6 +842,31 @@ def _spin_rate(spin, state, world, body, grad, column):
     momentum = state.momentum[world, body]
     return _velocity_rate(state, world, body, grad, column,
                           tensor_spin(spin[body], momentum[0], momentum[1], momentum[2]))
+
+
+@kernel(inline=True)
+def _take_omegas(spin, state, world, omega):
+    """omega (B, 3) = each body's world angular velocity W L (rad/s) from the world inverse inertias ``spin`` (B, 6)
+    and the current momenta: taken once a body for a batch of rates (``_omega_rate``)."""
+    for body in range(omega.shape[0]):
+        momentum = state.momentum[world, body]
+        omega[body, 0], omega[body, 1], omega[body, 2] = tensor_spin(spin[body], momentum[0], momentum[1], momentum[2])
+
+
+@kernel(inline=True)
+def _rate_from(rows, state, world, r, grad, omega):
+    """G v of row r for the gradient ``grad`` (m/s or rad/s), the angular velocities from ``omega`` (B, 3)
+    (``_take_omegas``): ``rate_with``'s value, with each body's W L taken once."""
+    return (_omega_rate(state, world, rows.body_a[r], grad, LIN_A, omega)
+            + _omega_rate(state, world, rows.body_b[r], grad, LIN_B, omega))
+
+
+@kernel(inline=True)
+def _omega_rate(state, world, body, grad, column, omega):
+    """dg/dt contribution of one body (``_body_rate``) with its world angular velocity from ``omega`` (B, 3)."""
+    if body < 0:
+        return 0.0
+    return _velocity_rate(state, world, body, grad, column, omega[body])
 
 
 @kernel(inline=True)
@@ -924,9 +957,10 @@ def projection_sweep(rows, bodies, state, world, work):
     |G v| it met over the rows that act (m/s or rad/s; a damper's residual is G v + c P + G v_half): converged
     when that is below ``solver.velocity_tolerance``."""
     worst = 0.0
+    _take_omegas(work.spin, state, world, work.omega)
     for r in range(rows.kind.size):
         if work.active[r]:
-            rate = rate_with(rows, work.spin, state, world, r, work.gradient[r])
+            rate = _rate_from(rows, state, world, r, work.gradient[r], work.omega)
             if work.compliance[r] > 0.0:
                 stored = work.compliance[r] * work.impulse_velocity[r]
                 rate += stored + work.damper_start[r]
