@@ -48,7 +48,7 @@ from hypothesis import strategies as st
 from mechgym.physics.contact import ContactSet, Scratch
 from mechgym.physics.contact.dense import sweep_contact_space
 from mechgym.physics.contact.newton import _newton_step, newton_solve
-from mechgym.physics.tolerances import INEXACT_VELOCITY, NEWTON_TOLERANCE, VELOCITY_DIRECT_EVERY
+from mechgym.physics.tolerances import INEXACT_VELOCITY, NEWTON_TOLERANCE, SMALL_DIRECT_EVERY, VELOCITY_DIRECT_EVERY
 
 DATA = Path(__file__).parent / "data"
 TOLERANCE = 1e-12  # m/s: rates the solution must meet (the solve's own is 1e-12)
@@ -162,11 +162,17 @@ def _contact_space(problem: dict) -> tuple[ContactSet, Scratch, int]:
     return contacts, scratch, m
 
 
-def _engine_solve(problem: dict) -> tuple[int, np.ndarray, dict]:
-    """The engine's contact-space solve (sweeps, Newton, direct steps) from the stored start: its result, the
-    impulses (m, 3), and the problem with the sliding flags the solve ended with (they decide each cone)."""
+# sweeps before the first direct solve: the engine's for these sets (small islands of a scene with rows), and for
+# the other islands
+EVERY = [SMALL_DIRECT_EVERY, VELOCITY_DIRECT_EVERY]
+
+
+def _engine_solve(problem: dict, every: int) -> tuple[int, np.ndarray, dict]:
+    """The engine's contact-space solve (sweeps, Newton, direct steps after ``every`` sweeps) from the stored start:
+    its result, the impulses (m, 3), and the problem with the sliding flags the solve ended with (they decide each
+    cone)."""
     contacts, scratch, m = _contact_space(problem)
-    result = sweep_contact_space(contacts, scratch, m, VELOCITY_DIRECT_EVERY)
+    result = sweep_contact_space(contacts, scratch, m, every)
     return result, contacts.impulse[:m].copy(), {**problem, "sliding": contacts.sliding[:m].copy()}
 
 
@@ -179,26 +185,28 @@ def test_the_tipping_card_has_one_solution_and_the_sweeps_did_not_start_from_it(
     assert coulomb_violation(problem, problem["start"]) > 1e-9
 
 
-def test_the_contact_space_solve_finds_the_tipping_cards_solution():
+@pytest.mark.parametrize("every", EVERY)
+def test_the_contact_space_solve_finds_the_tipping_cards_solution(every):
     """From the sweeps' start, the engine's contact-space solve converges to the enumerated solution: the same
     rates to 1e-12 m/s, the Coulomb conditions met to 1e-12 m/s."""
     problem = _load("card_tipping_on_its_fixture")
     (_, expected), = _enumerated_solutions(problem)
-    result, impulse, solved = _engine_solve(problem)
+    result, impulse, solved = _engine_solve(problem, every)
     assert result == impulse.shape[0]
     assert coulomb_violation(solved, impulse) <= TOLERANCE
     rates = problem["matrix"] @ (impulse - expected).ravel()
     assert np.abs(rates).max() <= TOLERANCE
 
 
+@pytest.mark.parametrize("every", EVERY)
 @pytest.mark.parametrize("name", STALLED)
-def test_each_stalled_set_of_the_gripper_is_solved_in_contact_space(name):
+def test_each_stalled_set_of_the_gripper_is_solved_in_contact_space(name, every):
     """Each stored set starts far from a solution, and the contact-space solve ends at one: the Coulomb
     conditions met to 1e-12 m/s. (Before Newton's method, the sweeps and direct steps failed on all but the
     tipping card, and on that only the search over every assignment of parts found it.)"""
     problem = _load(name)
     assert coulomb_violation(problem, problem["start"]) > 1e-9
-    result, impulse, solved = _engine_solve(problem)
+    result, impulse, solved = _engine_solve(problem, every)
     assert result == impulse.shape[0]
     assert coulomb_violation(solved, impulse) <= TOLERANCE
 
@@ -318,16 +326,17 @@ def _random_problem(seed: int) -> dict:
                 static_friction=friction * rng.choice([1.0, rng.uniform(1.0, 1.5)], size=m))
 
 
+@pytest.mark.parametrize("every", EVERY)
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(st.integers(0, 10**9))
-def test_random_contact_space_problems_are_solved(seed):
+def test_random_contact_space_problems_are_solved(every, seed):
     """Every random problem (module docstring) whose contacts' normals the joints do not block is solved: the
     contact-space solve converges, and its impulses meet the Coulomb conditions, under the cones of the sliding
     flags it ended with, to 1e-11 m/s (measured: at most 4.4e-12 m/s over 5000 problems; the sweeps stop at
     changes of 1e-12 m/s per sweep)."""
     problem = _random_problem(seed)
     assume((np.diag(problem["matrix"])[0::3] > 0.0).all())
-    result, impulse, solved = _engine_solve(problem)
+    result, impulse, solved = _engine_solve(problem, every)
     assert result == impulse.shape[0]
     assert coulomb_violation(solved, impulse) <= 1e-11
 
