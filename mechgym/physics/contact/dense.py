@@ -36,13 +36,12 @@ from ..tolerances import (
     DENSE_CONTACTS,
     MAX_SWEEPS,
     SLIP,
-    SMALL_DIRECT_EVERY,
-    SMALL_ISLAND,
     VELOCITY_DIRECT_EVERY,
     VELOCITY_TOLERANCE,
 )
 from .active_set import direct_step
 from .friction import at_limit, cone_mu, friction_step, normal_coupling
+from .islands import sweeps_before_direct
 from .newton import newton_solve
 from .position import response_matrix
 
@@ -126,8 +125,7 @@ def solve_dense(linkage, bodies, state, world, contacts, scratch, work, joined, 
         for k in range(3):
             scratch.dense_rate[3 * c + k] = rate_with(contacts, scratch.spin, state, world, i, contacts.rows[i, k])
             scratch.dense_start[3 * c + k] = contacts.impulse[i, k]
-    every = SMALL_DIRECT_EVERY if linkage.rows.kind.size > 0 and m <= SMALL_ISLAND else VELOCITY_DIRECT_EVERY
-    return sweep_contact_space(contacts, scratch, m, every)
+    return sweep_contact_space(contacts, scratch, m, sweeps_before_direct(linkage.rows, m, VELOCITY_DIRECT_EVERY))
 
 
 @kernel(inline=True)

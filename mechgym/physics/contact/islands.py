@@ -16,6 +16,7 @@ island, to ``scratch.island_members`` and the islands' bounds to ``scratch.islan
 from __future__ import annotations
 
 from ..jit import kernel
+from ..tolerances import SMALL_DIRECT_EVERY, SMALL_ISLAND
 
 
 @kernel(inline=True)
@@ -84,3 +85,11 @@ def find_islands(rows, world, contacts, scratch, every):
             scratch.island_members[first[root]] = i
             first[root] += 1
     return islands
+
+
+@kernel(inline=True)
+def sweeps_before_direct(rows, m, usual):
+    """The sweeps an island of m contacts takes before its first direct solve (the position correction's direct step,
+    the velocity solve's contact-space one): SMALL_DIRECT_EVERY in a scene with rows ``rows`` for an island of at
+    most SMALL_ISLAND contacts (its matrix is cheap, each sweep through the joined responses dear), else ``usual``."""
+    return SMALL_DIRECT_EVERY if rows.kind.size > 0 and m <= SMALL_ISLAND else usual

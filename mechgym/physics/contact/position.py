@@ -20,13 +20,11 @@ from ..tolerances import (
     PUSHING_GAP,
     SLOW_GAIN,
     SLOW_GAP,
-    SMALL_DIRECT_EVERY,
-    SMALL_ISLAND,
     TOUCH,
 )
 from ..vectors import mul, normalize
 from .detect import moved_bodies, recheck_contacts
-from .islands import find_islands
+from .islands import find_islands, sweeps_before_direct
 from .joined import contacts_touch_rows, factor_rows, join_rows, solve_factored
 from .sets import row_change
 
@@ -231,7 +229,7 @@ def _correct_island(linkage, bodies, state, world, contacts, scratch, work, join
     convergence, into ``scratch.displacement`` and ``scratch.lam``; returns the sweeps used, or -1."""
     base = world * (contacts.prev_geom1.size // contacts.count.size)
     rows, displacement = linkage.rows, scratch.displacement
-    every = SMALL_DIRECT_EVERY if rows.kind.size > 0 and hi - lo <= SMALL_ISLAND else POSITION_DIRECT_EVERY
+    every = sweeps_before_direct(rows, hi - lo, POSITION_DIRECT_EVERY)
     for sweep in range(MAX_SWEEPS):
         worst = 0.0
         for n in range(lo, hi):
