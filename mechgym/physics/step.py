@@ -8,6 +8,8 @@ One step of length h from t_k = k h (k = the global step index, so time is never
   opening kick   v <- v + h/2 (g + F(x_k, v_k)/m) + J[t_k, t_k + h/2)/m,   L <- L + h/2 T(x_k, v_k) + J_T[...]
   predict        impulses along G(x_k) that make the drift's linear prediction meet the rows
                                                                                   (constraints.predict_shake)
+  open contacts  impulses along the touching contacts at x_k that start the drift at relative rest or
+                 separating, within the friction cones                      (contact.open_contacts)
   drift          c <- c + h v;  q <- free-rotor flow of h with L fixed (rotation.free_rotor_drift)
   shake          impulses along G(x_k) on the half-step (v, L) until x_{k+1} satisfies every row
   damper rates   the dampers' rates at x_{k+1} and the half-step (v, L)     (constraints.start_damper_rates)
@@ -16,17 +18,17 @@ One step of length h from t_k = k h (k = the global step index, so time is never
   confine        each confined free body held on its surface's free side, its velocity changed by its rule
                                                                                  (confinement.confine)
 
-The constraint stages run only when the scene has rows (joints, equalities, rods, ropes); without rows the
-step is Engine I's velocity Verlet unchanged. When geoms can collide the contact stages of
-:mod:`mechgym.physics.contact` run too: warm_start after the opening kick; find_contacts (at the poses SHAKE
-left), correct_positions and join_near after the drift; solve_contacts and settle_contacts after the
-closing kick. In a step that finds no contact, after one that had none, and with no body whose gaps the sweep
-carried over a large turn (``contact.Scratch.stale``), correct_positions, join_near, solve_contacts and
-settle_contacts are no-ops and are skipped (a body in flight; the implicit closing kick still calls its solve).
-With rows too, contacts and constraints are coupled at both levels: the position correction moves the poses along
-the contact normals and the rows' gradients together, so that it removes penetration without breaking a joint
-(``contact.correct_positions``), and after the velocity projection of the rows the contact solve sweeps the contacts
-and the rows' blocks in turn until both are converged: one velocity-level solve (``contact.solve_contacts``).
+The constraint stages run only when the scene has rows (joints, equalities, rods, ropes); without rows the step is
+Engine I's velocity Verlet unchanged. When geoms can collide the contact stages of :mod:`mechgym.physics.contact`
+run too: warm_start after the opening kick, open_contacts after predict; find_contacts (at the poses SHAKE left),
+correct_positions and join_near after the drift; solve_contacts and settle_contacts after the closing kick. In a
+step that finds no contact, after one that had none, and with no body whose gaps the sweep carried over a large turn
+(``contact.Scratch.stale``), correct_positions, join_near, solve_contacts and settle_contacts are no-ops and are
+skipped (a body in flight; the implicit closing kick still calls its solve). With rows too, contacts and constraints
+are coupled at both levels: the position correction moves the poses along the contact normals and the rows'
+gradients together, so that it removes penetration without breaking a joint (``contact.correct_positions``), and
+after the velocity projection of the rows the contact solve sweeps the contacts and the rows' blocks in turn until
+both are converged: one velocity-level solve (``contact.solve_contacts``).
 
 A step whose solve fails (SHAKE, the velocity projection, the contact solve, the implicit kick, a
 confinement, or a non-finite state), or whose position correction would turn a body by more than
@@ -99,6 +101,7 @@ from .contact import (
     find_contacts,
     join_near,
     keep_contacts,
+    open_contacts,
     prime_contacts,
     settle_contacts,
     solve_contacts,
@@ -413,6 +416,8 @@ def _step(bodies, actuators, env, linkage, geoms, confinements, windows, state, 
     kinetic = kinetic_energy(bodies, state, world) if constrained else 0.0
     if constrained:
         predict_shake(rows, bodies, solver, state, world, h, work)
+    if contacting:
+        open_contacts(linkage, bodies, state, world, h, contacts, contact_scratch, work, joined)
     drift(bodies, state, world, h)
     if constrained and (shake(rows, bodies, solver, state, world, h, work) < 0
                         or kinetic_energy(bodies, state, world) > SHAKE_HEATING * kinetic + SHAKE_HEATING_FLOOR):

@@ -22,18 +22,21 @@ from ..linalg import cholesky_solve, ridge_cholesky
 from ..state import tensor_spin
 from ..tolerances import (
     DENSE_AFTER,
+    DENSE_CONTACTS,
     MAX_SWEEPS,
     SLIP,
     SLOW_VELOCITY,
     UNBALANCED,
+    VELOCITY_DIRECT_EVERY,
     VELOCITY_SLOW_SWEEPS,
     VELOCITY_TOLERANCE,
 )
-from .dense import solve_dense
+from .dense import solve_dense, sweep_contact_space
 from .detect import find_contacts
 from .friction import at_limit, cone_mu, disc, friction_step, normal_coupling
-from .islands import component, contact_component, find_islands
+from .islands import component, contact_component, find_islands, sweeps_before_direct
 from .joined import apply_joined, contacts_touch_rows, factor_rows, join_rows, take_pushes
+from .position import response_matrix
 from .sets import beside_impact
 
 # settle_contacts' marks of a component: an event happened there; a body of it still moves; its contacts' impulses
@@ -56,6 +59,68 @@ def warm_start(bodies, state, world, h, contacts):
         for k in range(3):
             row = contacts.rows[i, k]
             apply_impulse(bodies, state, world, contacts.body_a[i], contacts.body_b[i], row, 0.5 * h * _along(f, row))
+
+
+@kernel
+def open_contacts(linkage, bodies, state, world, h, contacts, scratch, work, joined):
+    """The opening half's contact solve (RATTLE's first multipliers, for contacts): after the opening kick and the
+    warm start h/2 F, the contacts that touched at the end of the previous step, at its poses x_k, get the impulses
+    that leave each at relative rest for the drift or separating, within its cone (the contact-space solve of
+    ``contact.dense`` on the half-step velocities, from h/2 F). Friction then holds at the position level: a
+    sticking contact does not slide in the drift, whatever the step, where the closing solve alone let it slide
+    by what the warm start missed (the card lifted between two pads lagged them by O(h^2) per unit time: 40 um
+    per 0.2 s at 1 ms, 7 mm at 10 ms). The changes dP are applied to the bodies (with constraint rows, joined:
+    A factored on the start gradients G(x_k), the rows' shares into ``work.impulse_position``), and F takes
+    2 dP / h, so that the step's mean force and the next step's ``opened`` include them. An island whose rates all
+    meet VELOCITY_TOLERANCE (a box at rest: the warm start holds it) is left as it is, and so is one larger
+    than the dense solve takes (DENSE_CONTACTS) or whose sweeps do not converge: its closing solve acts alone,
+    as before this stage."""
+    capacity = contacts.prev_geom1.size // contacts.count.size
+    base = world * capacity
+    rows = linkage.rows
+    take_spins(bodies, state.quat[world], scratch.spin)
+    factored = False
+    islands = find_islands(rows, world, contacts, scratch, False)
+    for island in range(islands):
+        lo, hi = scratch.island_start[island], scratch.island_start[island + 1]
+        m = hi - lo
+        if m > DENSE_CONTACTS or 3 * m > scratch.dense.shape[0]:
+            continue
+        worst = 0.0
+        for c in range(m):
+            i = scratch.island_members[lo + c]
+            scratch.dense_index[c] = i
+            for k in range(3):
+                rate = rate_with(contacts, scratch.spin, state, world, i, contacts.rows[i, k])
+                scratch.dense_rate[3 * c + k] = rate
+                worst = max(worst, -rate if k == 0 else abs(rate))
+                contacts.impulse[i, k] = 0.5 * h * _along(contacts.force[i], contacts.rows[i, k])
+                scratch.dense_start[3 * c + k] = contacts.impulse[i, k]
+        if worst <= VELOCITY_TOLERANCE:
+            continue
+        if not factored and rows.kind.size > 0 and contacts_touch_rows(rows, world, contacts, False):
+            factor_rows(rows, work.start_gradient, work.mobility, work.compliance, joined)
+            factored = True
+        for c in range(m):
+            i = scratch.dense_index[c]
+            _couple(rows, bodies, contacts, scratch, work.start_gradient, work.mobility, joined, i, i - base)
+        response_matrix(linkage, bodies, state, world, contacts, scratch, work, joined, m, 3)
+        scratch.dense_ready[0] = False
+        if sweep_contact_space(contacts, scratch, m, sweeps_before_direct(rows, m, VELOCITY_DIRECT_EVERY)) <= 0:
+            continue
+        for c in range(m):
+            i = scratch.dense_index[c]
+            a, b = contacts.body_a[i], contacts.body_b[i]
+            for k in range(3):
+                amount = contacts.impulse[i, k] - scratch.dense_start[3 * c + k]
+                if amount == 0.0:
+                    continue
+                apply_impulse(bodies, state, world, a, b, contacts.rows[i, k], amount)
+                if rows.kind.size > 0:
+                    apply_joined(rows, bodies, state, world, joined, joined.response[i - base, k],
+                                 joined.push[i - base, k], amount, work.impulse_position, work.impulse_position)
+                for j in range(3):
+                    contacts.force[i, j] += 2.0 * amount * contacts.rows[i, k, LIN_B + j] / h
 
 
 @kernel
@@ -114,16 +179,7 @@ def begin_solve(linkage, bodies, state, world, contacts, scratch, work, joined, 
             contacts.impulse[i, k] = 0.0
         if not contacts.active[i]:
             continue
-        a, b = contacts.body_a[i], contacts.body_b[i]
-        for j in range(3):  # K = J W J^T is symmetric: its upper triangle, mirrored
-            for k in range(j, 3):
-                contacts.coupling[i, j, k] = coupling(bodies, scratch.spin, a, b, contacts.rows[i, j],
-                                                      contacts.rows[i, k])
-                contacts.coupling[i, k, j] = contacts.coupling[i, j, k]
-        if rows.kind.size > 0:
-            join_rows(rows, work.mobility, joined, a, b, contacts.rows[i], 3, contacts.coupling[i],
-                      joined.response[i - base])
-            take_pushes(rows, work.gradient, joined, joined.response[i - base], joined.push[i - base])
+        _couple(rows, bodies, contacts, scratch, work.gradient, work.mobility, joined, i, i - base)
         if contacts.impact[i]:
             continue
         p_n = max(0.0, _along(contacts.opened[i], contacts.rows[i, 0]))
@@ -131,6 +187,21 @@ def begin_solve(linkage, bodies, state, world, contacts, scratch, work, joined, 
         _apply_rows(linkage, bodies, state, world, contacts, i, p_n, 0.0, 0.0, work, joined)
     _carry_friction(linkage, bodies, state, world, contacts, scratch, work, joined, base,
                     base + min(contacts.count[world], capacity))
+
+
+@kernel(inline=True)
+def _couple(rows, bodies, contacts, scratch, gradient, mobility, joined, i, c):
+    """Contact i's couplings K = J W J^T (3 x 3) at the orientations of ``scratch.spin``, with constraint rows
+    joined (``contact.joined``: their gradients ``gradient`` and W G^T ``mobility``, A factored in ``joined``), its
+    responses and pushes in ``joined`` at c (its index in the world's set)."""
+    a, b = contacts.body_a[i], contacts.body_b[i]
+    for j in range(3):  # K = J W J^T is symmetric: its upper triangle, mirrored
+        for k in range(j, 3):
+            contacts.coupling[i, j, k] = coupling(bodies, scratch.spin, a, b, contacts.rows[i, j], contacts.rows[i, k])
+            contacts.coupling[i, k, j] = contacts.coupling[i, j, k]
+    if rows.kind.size > 0:
+        join_rows(rows, mobility, joined, a, b, contacts.rows[i], 3, contacts.coupling[i], joined.response[c])
+        take_pushes(rows, gradient, joined, joined.response[c], joined.push[c])
 
 
 @kernel(inline=True)

@@ -153,18 +153,16 @@ def _pinch_and_lift(dt: float, lift_time: float) -> tuple[float, int, float]:
     return sim.body("card").pos[2] - sim.body("carriage").pos[2] - start, len(sim.events) - events, sideways
 
 
-def test_the_gripper_lifts_the_card_without_rattle_and_its_slip_is_second_order_in_dt():
-    """Static friction (mu = 1 against a 1 N squeeze per pad) holds the 10 g card: it must not slip, rattle or
-    move sideways. The card leaves the table in the first lift steps; the table's share of the opening kick then
-    used to come back as a torque that opened one pad's contacts by 16 nm and let the card rattle between the
-    pads (931 impacts in a 1 s lift). What is left is the integrator's own error: the servo's target is held
-    within each step, so the carriage's acceleration jumps at every step, which the card, held by friction at
-    the velocity level, follows with a lag of order h^2 per unit time: the slip falls by 4 when dt halves."""
-    slips = []
-    for dt in (1e-3, 5e-4):
-        slip, impacts, sideways = _pinch_and_lift(dt, 0.2)
-        assert impacts == 0
-        assert sideways < 1e-9
-        slips.append(abs(slip))
-    assert slips[0] < 1e-4
-    assert 3.5 < slips[0] / slips[1] < 4.5
+@pytest.mark.parametrize("dt", [5e-4, 1e-3, 5e-3, 1e-2])
+def test_the_gripper_lifts_the_card_without_rattle_or_slip(dt):
+    """Static friction (mu = 1 against a 1 N squeeze per pad) holds the 10 g card: over a 1 s lift it must not
+    slip, rattle or move sideways, at any step. The card leaves the table in the first lift steps (the table's
+    share of the opening kick, carried on, used to turn the card and let it rattle between the pads), and the
+    carriage's acceleration jumps at every step (the servo's target is held within a step). Friction held at the
+    velocity level only at the step's end let the card lag the pads by O(h^2) per unit time (40 um per 0.2 s at
+    1 ms, 7 mm at 10 ms); the opening half's solve (``contact.open_contacts``) starts each drift at relative rest,
+    so a sticking contact does not slide at all: the slip is round-off."""
+    slip, impacts, sideways = _pinch_and_lift(dt, 1.0)
+    assert impacts == 0
+    assert sideways < 1e-9
+    assert abs(slip) < 1e-12
