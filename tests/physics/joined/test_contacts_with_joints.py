@@ -166,3 +166,28 @@ def test_the_gripper_lifts_the_card_without_rattle_or_slip(dt):
     assert impacts == 0
     assert sideways < 1e-9
     assert abs(slip) < 1e-12
+
+
+def test_after_a_violent_lift_the_card_slides_then_holds_without_rattle():
+    """The lift servo's target jumps by 12 cm at once: the carriage accelerates faster than the pads' friction
+    (mu = 1, 1 N a pad: 2 N against 0.1 N of weight) can take the 10 g card along, so the card slides down the
+    pads, and then sticks. The slide is the same as the step halves (the kinetic phase converges), no impact
+    occurs, and once stuck the card stays put: it used to rattle between the pads after such a slide."""
+    slides = []
+    for dt in (1e-3, 5e-4):
+        sim = mechgym.load("gripper", backend="mechgym", dt=dt)
+        sim.ctrl = [-0.07, 0.0, 0.0]
+        sim.step(round(0.5 / dt))
+        sim.ctrl = [-0.07, 0.035, 0.035]
+        sim.step(round(0.5 / dt))
+        start, events = sim.body("card").pos[2] - sim.body("carriage").pos[2], len(sim.events)
+        sim.ctrl = [0.05, 0.035, 0.035]
+        sim.step(round(0.2 / dt))
+        slide = start - (sim.body("card").pos[2] - sim.body("carriage").pos[2])
+        sim.step(round(0.8 / dt))
+        assert sim.body("carriage").pos[2] > 0.24  # (it reached its new target with the card)
+        assert abs(start - (sim.body("card").pos[2] - sim.body("carriage").pos[2]) - slide) < 1e-9
+        assert len(sim.events) == events
+        slides.append(slide)
+    assert slides[0] > 0.005  # it slid
+    assert abs(slides[0] - slides[1]) < 1e-3 * slides[1]
