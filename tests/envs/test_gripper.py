@@ -160,12 +160,12 @@ def test_on_the_in_house_engine_the_pick_and_lift_script_lifts_the_card_at_5_and
     explicit forces, the card slipped from the pads in every episode at 4 and 5 ms. While friction held only at
     the velocity level (at the step's end), the card slid 8 mm down the pads between the slot exit and success at
     5 ms and 30 mm at 10 ms, and which seeds succeeded at 10 ms was round-off; with the opening half's contact solve
-    (``contact.open_contacts``) it slides 0-0.16 mm at 5 ms and 0-1.1 mm at 10 ms (seeds 0-9, measured). (The
-    control period held at 20 ms, as in the demo.)"""
+    (``contact.open_contacts``) it slides 0-0.3 mm at 5 ms and 0-1.1 mm at 10 ms (seeds 0-9, measured; 0 at 1 and
+    2 ms). (The control period held at 20 ms, as in the demo.)"""
     env = make("mechgym", physics_dt=dt, decimation=round(0.02 / dt))
     episodes = [_slide_down_the_pads(env, seed) for seed in range(10)]
     assert all(success for success, _ in episodes), episodes
-    assert max(slide for _, slide in episodes) < 0.002, episodes
+    assert max(slide for _, slide in episodes) < 0.003, episodes
 
 
 class ShakingCarriage(ScriptedPolicy):
