@@ -22,8 +22,8 @@ from ..linalg import cholesky_solve, ridge_cholesky
 from ..state import tensor_spin
 from ..tolerances import (
     DENSE_AFTER,
-    DENSE_CONTACTS,
     MAX_SWEEPS,
+    OPEN_CONTACTS,
     SLIP,
     SLOW_VELOCITY,
     UNBALANCED,
@@ -72,9 +72,9 @@ def open_contacts(linkage, bodies, state, world, h, contacts, scratch, work, joi
     per 0.2 s at 1 ms, 7 mm at 10 ms). The changes dP are applied to the bodies (with constraint rows, joined:
     A factored on the start gradients G(x_k), the rows' shares into ``work.impulse_position``), and F takes
     2 dP / h, so that the step's mean force and the next step's ``opened`` include them. An island whose rates all
-    meet VELOCITY_TOLERANCE (a box at rest: the warm start holds it) is left as it is, and so is one larger
-    than the dense solve takes (DENSE_CONTACTS) or whose sweeps do not converge: its closing solve acts alone,
-    as before this stage."""
+    meet VELOCITY_TOLERANCE (a box at rest: the warm start holds it) is left as it is, and so is one of more than
+    OPEN_CONTACTS contacts (a pile of boxes in a bin) or whose sweeps do not converge: its closing solve acts
+    alone, as before this stage."""
     capacity = contacts.prev_geom1.size // contacts.count.size
     base = world * capacity
     rows = linkage.rows
@@ -84,7 +84,7 @@ def open_contacts(linkage, bodies, state, world, h, contacts, scratch, work, joi
     for island in range(islands):
         lo, hi = scratch.island_start[island], scratch.island_start[island + 1]
         m = hi - lo
-        if m > DENSE_CONTACTS or 3 * m > scratch.dense.shape[0]:
+        if m > OPEN_CONTACTS or 3 * m > scratch.dense.shape[0]:
             continue
         worst = 0.0
         for c in range(m):
