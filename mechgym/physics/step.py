@@ -385,6 +385,18 @@ def _keep_impulses(state, world, work, back):
             work.chord_rate[r] = state.chord_rate[world, r]
 
 
+@kernel
+def _predict_and_open(linkage, bodies, state, world, h, work, contacts, contact_scratch, joined, constrained,
+                      contacting):
+    """The stages between the opening kick's warm start and the drift: the rows' prediction
+    (``constraints.predict_shake``), then the opening half's contact solve (``contact.open_contacts``), which
+    starts from the velocities the prediction left (the dampers' half-step impulses among them)."""
+    if constrained:
+        predict_shake(linkage.rows, bodies, linkage.solver, state, world, h, work)
+    if contacting:
+        open_contacts(linkage, bodies, state, world, h, contacts, contact_scratch, work, joined)
+
+
 @kernel(inline=True)
 def _step(bodies, actuators, env, linkage, geoms, confinements, windows, state, contacts, contact_scratch, ctrl, world,
           t0, t1, h, finest, step_scratch):
@@ -414,10 +426,9 @@ def _step(bodies, actuators, env, linkage, geoms, confinements, windows, state, 
     if contacting:
         warm_start(bodies, state, world, h, contacts)
     kinetic = kinetic_energy(bodies, state, world) if constrained else 0.0
-    if constrained:
-        predict_shake(rows, bodies, solver, state, world, h, work)
-    if contacting:
-        open_contacts(linkage, bodies, state, world, h, contacts, contact_scratch, work, joined)
+    if constrained or contacting:
+        _predict_and_open(linkage, bodies, state, world, h, work, contacts, contact_scratch, joined, constrained,
+                          contacting)
     drift(bodies, state, world, h)
     if constrained and (shake(rows, bodies, solver, state, world, h, work) < 0
                         or kinetic_energy(bodies, state, world) > SHAKE_HEATING * kinetic + SHAKE_HEATING_FLOOR):
