@@ -146,14 +146,14 @@ DENSE_AFTER = 2
 DENSE_CONTACTS = 128
 # count (contacts per body): see DENSE_CONTACTS
 DENSE_PER_BODY = 8
+# count (contacts): see DENSE_CONTACTS
+DENSE_LEAST = 32
 # count (contacts): touching contacts at most in an island that the opening half's contact solve takes
 # (contact.open_contacts): a card squeezed between two pads and standing on a table has 12, a 3-box stack 12. The
 # piles of boxes in a bin make many islands of 10-60 contacts, each a second dense solve a step (the 256-box bin:
 # 85 -> 132 us a step per box with a cap of 16, 120 with 12, 104 with 8; that pile's trajectory changes with it):
 # a larger island keeps the closing solve alone, as before that stage
 OPEN_CONTACTS = 12
-# count (contacts): see DENSE_CONTACTS
-DENSE_LEAST = 32
 # count: sweeps before the first attempt of a direct solve (contact.newton, contact.active_set); each attempt that
 # fails doubles the sweeps before the next (50, 100, 200, ...): where every attempt fails (an island of 57 contacts
 # in a pile of boxes, about a second of Newton's and Levenberg-Marquardt's steps each) a solve makes a few, not one

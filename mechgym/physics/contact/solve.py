@@ -27,16 +27,14 @@ from ..tolerances import (
     SLIP,
     SLOW_VELOCITY,
     UNBALANCED,
-    VELOCITY_DIRECT_EVERY,
     VELOCITY_SLOW_SWEEPS,
     VELOCITY_TOLERANCE,
 )
-from .dense import solve_dense, sweep_contact_space
+from .dense import solve_dense
 from .detect import find_contacts
 from .friction import at_limit, cone_mu, disc, friction_step, normal_coupling
-from .islands import component, contact_component, find_islands, sweeps_before_direct
+from .islands import component, contact_component, find_islands
 from .joined import apply_joined, contacts_touch_rows, factor_rows, join_rows, take_pushes
-from .position import response_matrix
 from .sets import beside_impact
 
 # settle_contacts' marks of a component: an event happened there; a body of it still moves; its contacts' impulses
@@ -84,41 +82,32 @@ def open_contacts(linkage, bodies, state, world, h, contacts, scratch, work, joi
     for island in range(islands):
         lo, hi = scratch.island_start[island], scratch.island_start[island + 1]
         m = hi - lo
-        if m > OPEN_CONTACTS or 3 * m > scratch.dense.shape[0]:
+        if m > OPEN_CONTACTS:
             continue
         worst = 0.0
-        for c in range(m):
-            i = scratch.island_members[lo + c]
-            scratch.dense_index[c] = i
+        for n in range(lo, hi):
+            i = scratch.island_members[n]
             for k in range(3):
                 rate = rate_with(contacts, scratch.spin, state, world, i, contacts.rows[i, k])
-                scratch.dense_rate[3 * c + k] = rate
                 worst = max(worst, -rate if k == 0 else abs(rate))
                 contacts.impulse[i, k] = 0.5 * h * _along(contacts.force[i], contacts.rows[i, k])
-                scratch.dense_start[3 * c + k] = contacts.impulse[i, k]
         if worst <= VELOCITY_TOLERANCE:
             continue
         if not factored and rows.kind.size > 0 and contacts_touch_rows(rows, world, contacts, False):
             factor_rows(rows, work.start_gradient, work.mobility, work.compliance, joined)
             factored = True
-        for c in range(m):
-            i = scratch.dense_index[c]
+        for n in range(lo, hi):
+            i = scratch.island_members[n]
             _couple(rows, bodies, contacts, scratch, work.start_gradient, work.mobility, joined, i, i - base)
-        response_matrix(linkage, bodies, state, world, contacts, scratch, work, joined, m, 3)
-        scratch.dense_ready[0] = False
-        if sweep_contact_space(contacts, scratch, m, sweeps_before_direct(rows, m, VELOCITY_DIRECT_EVERY)) <= 0:
+        scratch.dense_ready[0] = False  # (D of this island, at x_k)
+        if solve_dense(linkage, bodies, state, world, contacts, scratch, work, joined, lo, hi) <= 0:
             continue
         for c in range(m):
             i = scratch.dense_index[c]
-            a, b = contacts.body_a[i], contacts.body_b[i]
             for k in range(3):
                 amount = contacts.impulse[i, k] - scratch.dense_start[3 * c + k]
-                if amount == 0.0:
-                    continue
-                apply_impulse(bodies, state, world, a, b, contacts.rows[i, k], amount)
-                if rows.kind.size > 0:
-                    apply_joined(rows, bodies, state, world, joined, joined.response[i - base, k],
-                                 joined.push[i - base, k], amount, work.impulse_position, work.impulse_position)
+                _apply_row(linkage, bodies, state, world, contacts, i, k, amount, work.impulse_position,
+                           work.impulse_position, joined)
                 for j in range(3):
                     contacts.force[i, j] += 2.0 * amount * contacts.rows[i, k, LIN_B + j] / h
 
@@ -129,16 +118,24 @@ def _apply_rows(linkage, bodies, state, world, contacts, i, p0, p1, p2, work, jo
     response (``contact.joined``): the equality rows' impulses that keep them satisfied go with them, into
     ``work.impulse_velocity`` (the rows' impulses of the step), or for an impact into ``joined.impact_shares``
     (the dampers' shares always into ``work.impulse_velocity``: ``joined.apply_joined``)."""
-    a, b = contacts.body_a[i], contacts.body_b[i]
-    c = i % (contacts.prev_geom1.size // contacts.count.size)
-    rows = linkage.rows
     for k, amount in ((0, p0), (1, p1), (2, p2)):
-        if amount == 0.0:
-            continue
-        apply_impulse(bodies, state, world, a, b, contacts.rows[i, k], amount)
-        if rows.kind.size > 0:
-            apply_joined(rows, bodies, state, world, joined, joined.response[c, k], joined.push[c, k], amount,
-                         joined.impact_shares if contacts.impact[i] else work.impulse_velocity, work.impulse_velocity)
+        _apply_row(linkage, bodies, state, world, contacts, i, k, amount,
+                   joined.impact_shares if contacts.impact[i] else work.impulse_velocity, work.impulse_velocity, joined)
+
+
+@kernel(inline=True)
+def _apply_row(linkage, bodies, state, world, contacts, i, k, amount, shares, damper_shares, joined):
+    """An impulse ``amount`` (N s) along row k of contact i; with constraint rows, the joined response: the equality
+    rows' impulses that keep them satisfied go with it, accumulated into ``shares`` (R,), the dampers' into
+    ``damper_shares`` (``joined.apply_joined``)."""
+    if amount == 0.0:
+        return
+    apply_impulse(bodies, state, world, contacts.body_a[i], contacts.body_b[i], contacts.rows[i, k], amount)
+    rows = linkage.rows
+    if rows.kind.size > 0:
+        c = i % (contacts.prev_geom1.size // contacts.count.size)
+        apply_joined(rows, bodies, state, world, joined, joined.response[c, k], joined.push[c, k], amount, shares,
+                     damper_shares)
 
 
 @kernel
