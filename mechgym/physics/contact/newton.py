@@ -21,24 +21,27 @@ of one piece can be no descent for |F|^2 at all, and a monotone line search then
 five stalled sets of the gripper: a monotone search stopped at 1e-7 m/s on one and at 9e-4 m/s on another,
 full steps without a search cycled on two; this rule solved all five, to 1e-14 m/s, in 2 to 30 steps).
 
-The solve starts from the impulses the sweeps left: where the contacts' rows depend on each other the split of
-the impulses among them is not unique, and each step keeps the dependent unknowns where they are, so the split
-the warm start carries from step to step survives (from zero, the elimination's basic solution leaves some
-corners of a face without force: the gripper's lift, which holds the card without an impact, rattled with 138
-impacts in 0.2 s). From there the search solved one of the five stalled sets above, from zero all five; so a
-failure from the sweeps' impulses starts again from zero, and then from both with full steps (the path across
-the pieces depends on round-off: on one of the five, a card standing on the table against a pad, eight
-contacts, the search from zero converged or not with the last bits of D, where full steps from either start
-converged). Then Levenberg-Marquardt steps (``_levenberg``) from the sweeps' impulses: slower where the
-pieces change, but a descent whatever the piece. Last, in the part of a step that cannot be halved again, from the
-best end of those tries (the least |F|), Levenberg-Marquardt steps again and proximal-point iterations
-(``_proximal``; a 64-box bin ran 4.3 times slower with them in every solve): where D is singular (a card standing
-on two corners and pressed by a pad: 12 rows of rank 7) Newton's steps can stall at a point whose piece has no
-descent left. Of six such sets of the Gripper (random servo targets after the pinch, dt = 1 and 10 ms), on which
-every earlier try stalled between 1e-13 and 3e-1 m/s, these solved one; on the others every try still stalls, their
-best ends between 1.6e-13 and 2.1e-9 m/s, although the enumeration of each contact's part (open, sticking or
-sliding) finds exact solutions of two of the three four-contact ones. So there the best end of all the tries is
-taken if it meets the conditions to INEXACT_VELOCITY, where the step would fail otherwise.
+The solve starts from the impulses the sweeps left: where the contacts' rows depend on each other the split of the
+impulses among them is not unique, and each step keeps the dependent unknowns where they are, so the split the warm
+start carries from step to step survives (from zero, the elimination's basic solution leaves some corners of a face
+without force: the gripper's lift, which holds the card without an impact, rattled with 138 impacts in 0.2 s). From
+there the search solved one of the five stalled sets above, from zero all five; so a failure from the sweeps'
+impulses starts again from zero, and then from both with full steps (the path across the pieces depends on
+round-off: on one of the five, a card standing on the table against a pad, eight contacts, the search from zero
+converged or not with the last bits of D, where full steps from either start converged). Then the search from the
+impulses the sweeps started from (``scratch.dense_start``, the solve's warm start): on a card on two corners between
+a pad and a fixture (ten contacts, D of rank 8 in 30 rows), the sweeps' impulses after 50 sweeps and zero were
+starts from which every try stalled (at 1e-5 to 2 m/s), the step's parts failing down to dt / 16, where the search
+from the warm start converges. Then Levenberg-Marquardt steps (``_levenberg``) from the sweeps' impulses: slower
+where the pieces change, but a descent whatever the piece. Last, in the part of a step that cannot be halved again,
+from the best end of those tries (the least |F|), Levenberg-Marquardt steps again and proximal-point iterations
+(``_proximal``; a 64-box bin ran 4.3 times slower with them in every solve): where D is singular (a card standing on
+two corners and pressed by a pad: 12 rows of rank 7) Newton's steps can stall at a point whose piece has no descent
+left. Of six such sets of the Gripper (random servo targets after the pinch, dt = 1 and 10 ms), on which every
+earlier try stalled between 1e-13 and 3e-1 m/s, these solved one; on the others every try still stalls, their best
+ends between 1.6e-13 and 2.1e-9 m/s, although the enumeration of each contact's part (open, sticking or sliding)
+finds exact solutions of two of the three four-contact ones. So there the best end of all the tries is taken if it
+meets the conditions to INEXACT_VELOCITY, where the step would fail otherwise.
 """
 
 from __future__ import annotations
@@ -206,15 +209,15 @@ def _newton_step(scratch, n, rhs, step, reduced):
 def newton_solve(contacts, scratch, m, finest):
     """Solve the m touching contacts' Coulomb conditions on D (``scratch.dense``) and their rates
     (``scratch.dense_rate`` at ``contacts.impulse``), from the current impulses, then from zero, each with the
-    non-monotone search and then with full steps, then by Levenberg-Marquardt from the current ones (module
-    docstring). A try succeeds when its solution, put onto the cones (``_onto_cones``: an open contact's P of
-    1e-30 N s is no impulse), is still one (|F| at most NEWTON_TOLERANCE); it becomes the contacts' impulses and
-    rates and True is returned; otherwise nothing changes. In the part of a step that cannot be halved again
-    (``finest``), two more tries start from the best end of those (Levenberg-Marquardt steps, then proximal-point
-    iterations, ``_proximal``: costly on a large island, so only where the step would fail otherwise), and where
-    every try stalls, the best end of them all is taken if, on the cones, it misses F = 0 by at most
-    INEXACT_VELOCITY (and counted in ``scratch.inexact[1]``). A contact whose normal the joints block (D_nn = 0)
-    leaves the solve to the sweeps."""
+    non-monotone search and then with full steps, then with the search from the impulses the sweeps started from
+    (``scratch.dense_start``), then by Levenberg-Marquardt from the current ones (module docstring). A try succeeds
+    when its solution, put onto the cones (``_onto_cones``: an open contact's P of 1e-30 N s is no impulse), is
+    still one (|F| at most NEWTON_TOLERANCE); it becomes the contacts' impulses and rates and True is returned;
+    otherwise nothing changes. In the part of a step that cannot be halved again (``finest``), two more tries start
+    from the best end of those (Levenberg-Marquardt steps, then proximal-point iterations, ``_proximal``: costly on
+    a large island, so only where the step would fail otherwise), and where every try stalls, the best end of them
+    all is taken if, on the cones, it misses F = 0 by at most INEXACT_VELOCITY (and counted in
+    ``scratch.inexact[1]``). A contact whose normal the joints block (D_nn = 0) leaves the solve to the sweeps."""
     free, start = scratch.newton_vectors[0], scratch.newton_vectors[8]
     for c in range(m):
         if not scratch.dense[3 * c, 3 * c] > 0.0:
@@ -228,14 +231,18 @@ def newton_solve(contacts, scratch, m, finest):
         free[r] = total
     impulse, best = scratch.newton_vectors[9], scratch.newton_vectors[11]
     least = math.inf
-    for attempt in range(7 if finest else 5):
-        if attempt >= 5 and not least < math.inf:
+    # the tries: Newton's steps from the current impulses and from zero, searched (0, 1) and full (2, 3), searched
+    # from the sweeps' start (4); Levenberg-Marquardt from the current impulses (5); in the finest part, from the best
+    # end so far, Levenberg-Marquardt (6) and the proximal-point iterations (7)
+    for attempt in range(8 if finest else 6):
+        if attempt >= 6 and not least < math.inf:
             break
+        origin = best if attempt >= 6 else scratch.dense_start if attempt == 4 else start
         for r in range(3 * m):
-            impulse[r] = best[r] if attempt >= 5 else start[r] if attempt % 2 == 0 else 0.0
-        if attempt < 4:
-            worst = _from(contacts, scratch, m, impulse, attempt < 2)
-        elif attempt < 6:
+            impulse[r] = 0.0 if attempt == 1 or attempt == 3 else origin[r]
+        if attempt < 5:
+            worst = _from(contacts, scratch, m, impulse, attempt != 2 and attempt != 3)
+        elif attempt < 7:
             worst = _levenberg(contacts, scratch, m, impulse)
         else:
             worst = _proximal(contacts, scratch, m, impulse)
