@@ -67,7 +67,7 @@ from .jit import kernel, zero_arrays
 from .linalg import lu_factor, lu_solve
 from .rotation import free_rotor_drift
 from .state import tensor_spin, world_inverse_inertia, world_spin
-from .tolerances import DAMPER_ROUNDING, SLOW_GAIN
+from .tolerances import DAMPER_ROUNDING, RATE_ROUNDING, SLOW_GAIN
 from .vectors import cross, dot, rot
 
 POINT, ALIGN, DISTANCE, ANGLE = 0, 1, 2, 3
@@ -892,7 +892,8 @@ def project_velocity(rows, bodies, solver, state, world, h, work):
     by one LU solve of K = G W G^T; one-sided rows take part when touching or violated (sense * g <=
     tolerance) or pushed in this step's SHAKE, and then satisfy sense * G v >= 0, sense * P >= 0,
     (G v) P = 0 (active set, see ``_solve_pass``). The previous step's impulses are the warm start. Returns
-    the passes used (the last one only checks the residual: 2 after an exact solve), or -1 if not converged.
+    the passes used (the last one only checks the residual: 2 after an exact solve), or -1 if not converged, not
+    even to the rates' round-off (``rates_at_round_off``, asked after the last pass).
     (``begin_projection`` then ``projection_sweep`` until it returns no more than
     ``solver.velocity_tolerance``: solved together with contacts, each pass is interleaved with a contact
     sweep, a block Gauss-Seidel between the rows, solved together, and the contacts.) Dampers act over the
@@ -901,7 +902,42 @@ def project_velocity(rows, bodies, solver, state, world, h, work):
     for sweep in range(solver.max_sweeps):
         if projection_sweep(rows, bodies, state, world, work) <= solver.velocity_tolerance:
             return sweep + 1
-    return -1
+    return solver.max_sweeps if rates_at_round_off(rows, state, world, work) else -1
+
+
+@kernel
+def rates_at_round_off(rows, state, world, work):
+    """Whether every acting row's rate error (``projection_sweep``'s, at the current velocities) is within the
+    velocity tolerance once its round-off is allowed for: RATE_ROUNDING of the sum of |G_i v_i| over the rate's
+    terms, which can be far larger than the rate (a light link spun by a motor at 800 rad/s: terms of 800 rad/s,
+    round-off 2e-13 rad/s, above the tolerance of 1e-13 that the passes then cannot meet). Asked only after all
+    of ``project_velocity``'s passes, and in the contact solve once its contacts have converged and the rows have
+    not (``contact.solve``), so that a projection that converges never asks."""
+    _take_omegas(work.spin, state, world, work.omega)
+    for r in range(rows.kind.size):
+        if not work.active[r]:
+            continue
+        grad = work.gradient[r]
+        rate = _rate_from(rows, state, world, r, grad, work.omega)
+        if work.compliance[r] > 0.0:
+            stored = work.compliance[r] * work.impulse_velocity[r]
+            error = _damper_error(rate + stored + work.damper_start[r], stored, work.damper_start[r])
+        else:
+            error = _acting_error(rows.sense[r], rate, work.impulse_velocity[r])
+        if not error - RATE_ROUNDING * _rate_size(rows, state, world, r, grad, work.omega) <= work.threshold[0]:
+            return False
+    return True
+
+
+@kernel(inline=True)
+def _rate_size(rows, state, world, r, grad, omega):
+    """sum |G_i v_i| over the terms of row r's rate G v (m/s or rad/s; ``_rate_from``'s, omega (B, 3))."""
+    total = 0.0
+    for body, column in ((rows.body_a[r], LIN_A), (rows.body_b[r], LIN_B)):
+        if body >= 0:
+            for i in range(3):
+                total += abs(grad[column + i] * state.vel[world, body, i]) + abs(grad[column + 3 + i] * omega[body, i])
+    return total
 
 
 @kernel(inline=True)

@@ -35,6 +35,11 @@ SHAKE_HEATING_FLOOR = 1e-12
 # is met to round-off, about 1e-13 m/s, the velocity tolerance itself. Its error counts only beyond this fraction (four
 # units of round-off of the sum).
 DAMPER_ROUNDING = 4.0 * 2.0**-52
+# relative (of sum |G_i v_i|): a row's rate G v sums terms that can each be far larger than the velocity tolerance: a
+# 20 g link spun by a motor at 814 rad/s has terms of 800 rad/s, whose round-off, 2e-13 rad/s, the velocity
+# projection's passes met and could not get below (1e-13 to 1e-12 over 200 passes). Once the passes have not
+# converged, a rate error counts only beyond this fraction (four units of round-off of the sum, as DAMPER_ROUNDING).
+RATE_ROUNDING = 4.0 * 2.0**-52
 # relative (residual over the last iteration's): the quasi-Newton matrices of the position stages (SHAKE's K, the
 # contacts' joint restore's A) are taken once; an iteration that gains less than this factor on the residual takes
 # its matrix again at the current poses (a Newton step). The passive slider-crank at 0.5 ms: the coupler-slider

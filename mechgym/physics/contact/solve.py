@@ -14,6 +14,7 @@ from ..constraints import (
     coupling,
     projection_sweep,
     rate_with,
+    rates_at_round_off,
     start_damper_rates,
     take_spins,
 )
@@ -373,7 +374,8 @@ def _converge(linkage, bodies, state, world, contacts, scratch, work, joined, lo
     VELOCITY_TOLERANCE and ``update_sliding`` finds no new sliding point. With constraint rows each sweep is one
     ``contact_sweep`` and one ``constraints.projection_sweep`` (block Gauss-Seidel over the contacts and the rows'
     blocks, on the rows' gradients, couplings and impulses that the velocity projection left in ``work``), and the
-    rows must meet ``linkage.solver.velocity_tolerance`` too: contacts and constraints are one velocity-level solve.
+    rows must meet ``linkage.solver.velocity_tolerance`` too (or their round-off, ``constraints.rates_at_round_off``,
+    once the contacts have converged): contacts and constraints are one velocity-level solve.
     Returns the sweeps used, or -1. Nearly dependent contacts (a thin card squeezed between two pads on joints) gain
     little per sweep near the solution: after VELOCITY_SLOW_SWEEPS sweeps, a sweep that changes no velocity by more than
     SLOW_VELOCITY counts as converged. A set still unconverged after DENSE_AFTER sweeps is solved in contact space
@@ -391,7 +393,7 @@ def _converge(linkage, bodies, state, world, contacts, scratch, work, joined, lo
         worst = contact_sweep(linkage, bodies, state, world, contacts, scratch, work, joined, lo, hi)
         rows_worst = projection_sweep(rows, bodies, state, world, work) if constrained else 0.0
         settled = worst <= VELOCITY_TOLERANCE or (sweep >= VELOCITY_SLOW_SWEEPS and worst <= SLOW_VELOCITY)
-        if (settled and rows_worst <= solver.velocity_tolerance
+        if (settled and (rows_worst <= solver.velocity_tolerance or rates_at_round_off(rows, state, world, work))
                 and not update_sliding(bodies, state, world, contacts, scratch, lo, hi)):
             return sweep + 1
     return -1
@@ -399,11 +401,13 @@ def _converge(linkage, bodies, state, world, contacts, scratch, work, joined, lo
 
 @kernel(inline=True)
 def _rows_met(rows, bodies, solver, state, world, work, finest):
-    """Whether the constraint rows meet ``solver.velocity_tolerance`` after a direct solution of the contacts: at
-    once, or, in the part of a step that cannot be halved again (``finest``), after the one correction of a
-    ``constraints.projection_sweep`` (an inexact contact solution, ``dense.sweep_contact_space``, left them 1.2e-13 m/s
-    off against a tolerance of 1e-13 in the Gripper, and the sweeps that follow a direct solution drift away)."""
+    """Whether the constraint rows meet ``solver.velocity_tolerance`` after a direct solution of the contacts: at once
+    or within their round-off (``constraints.rates_at_round_off``), or, in the part of a step that cannot be halved
+    again (``finest``), after the one correction of a ``constraints.projection_sweep`` (an inexact contact solution,
+    ``dense.sweep_contact_space``, left them 1.2e-13 m/s off against a tolerance of 1e-13 in the Gripper, and the sweeps
+    that follow a direct solution drift away)."""
     return (projection_sweep(rows, bodies, state, world, work) <= solver.velocity_tolerance
+            or rates_at_round_off(rows, state, world, work)
             or (finest and projection_sweep(rows, bodies, state, world, work) <= solver.velocity_tolerance))
 
 
