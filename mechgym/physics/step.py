@@ -33,10 +33,10 @@ both are converged: one velocity-level solve (``contact.solve_contacts``).
 A step whose solve fails (SHAKE, the velocity projection, the contact solve, the implicit kick, a
 confinement, or a non-finite state), or whose position correction would turn a body by more than
 ``tolerances.CORRECTION_TURN`` or meets a second impact (``contact.correct_positions``), is taken again as two steps
-of h/2 from the same start, and so on down to h/16
+of h/2 from the same start, and so on down to h / 2**MAX_SUBDIVISION (h/64)
 (``_subdivided_step``; after each part that succeeds the next part grows back as far as its position
 allows); each part is this same step with its own length, so the step stays consistent and its parts'
-boundaries are exact binary fractions of h. Only a failure of a part of h/16 fails the step (where any turn of the
+boundaries are exact binary fractions of h. Only a failure of a part of h/64 fails the step (where any turn of the
 correction and any second impact are taken).
 
 F, T: smooth (fluid, free-joint damping, actuator) wrenches about the COM; J: exact impulses of the applied force

@@ -15,8 +15,11 @@ CLOSING_KICK_ITERATIONS = 100
 # only a failure there fails the step. SHAKE's equations g(q(lambda)) = 0 (impulses along G(q_n)) have a solution
 # only for h small enough against the configuration: a chain whose light link spins on its own axis at 70 rad/s
 # under a 1 N m motor reaches a fold of g at h = 1 ms (|g| stalls at 5e-5 m with dg/dlambda of condition 1e8, the
-# exact Newton iteration included) and is solved at h/2. Four halvings cover an h 16 times too large for the scene.
-MAX_SUBDIVISION = 4
+# exact Newton iteration included) and is solved at h/2. Six halvings cover an h 64 times too large for the scene:
+# four (h/16) left SHAKE's quasi-Newton iteration diverging on links that motors spin to hundreds of rad/s (a 20 g
+# capsule at 552 rad/s, 0.35 rad a part of 10 ms / 16; random scenes, seeds 90-409: 8 of 13 failing runs run at
+# h/64). A step that fails even so costs four times the parts it did.
+MAX_SUBDIVISION = 6
 # relative (kinetic energy after SHAKE over before): SHAKE's iteration can also end on a spurious root: the same
 # chain at h = 125 us met every row after 23 iterates with impulses that had raised the bodies' kinetic energy from
 # 4.4 J to 396 J (its light link spun round), and steps of that length pumped it to 1600 J within 1 ms; at 62.5 us
@@ -220,7 +223,7 @@ NEWTON_PROXIMAL_ITERATIONS = 30
 # m/s: in the part of a step that cannot be halved again (h / 2**MAX_SUBDIVISION), a contact-space solve whose every
 # try stalled takes its best point on the cones if that misses the Coulomb conditions (Alart and Curnier's F) by at
 # most this much, where the step would fail otherwise (``sim.inexact_solves`` counts them): a gap or slip of 1e-6 m/s
-# over the part, at most 0.6 nm at dt = 10 ms, far below MARGIN; the best ends of the sets of the Gripper whose
+# over the part, at most 0.16 nm at dt = 10 ms, far below MARGIN; the best ends of the sets of the Gripper whose
 # tries all stalled missed by 1.6e-13 to 2.1e-9 m/s (random servo targets after the pinch, dt = 1 and 10 ms)
 INEXACT_VELOCITY = 1e-6
 
@@ -233,11 +236,11 @@ POSITION_PASSES = 4
 # m: the position correction stops when a sweep moves no gap by more (far below TOUCH and PUSHING_GAP, so that what
 # the sweeps leave decides no contact's touching state)
 POSITION_TOLERANCE = 1e-13
-# rad: a pass may turn a body by at most this much, or the step fails and is taken in parts (step.py; the part of
-# h/16 takes any turn). The pass is linear in the turn, dx = W J^T lambda along the normals of the first touch: a
-# 3.7 cm box that a 30 ms step drove 10 cm through a 1 mm wall, pushed back at two corners, was turned by 4.2 rad and
-# left across the wall (its true turn after the impact was 1.2 rad), and no later pass can see the side it came
-# from. Below it the passes correct the second order of the turn (a tossed cube at 50 ms).
+# rad: a pass may turn a body by at most this much, or the step fails and is taken in parts (step.py; a part of the
+# last halving takes any turn). The pass is linear in the turn, dx = W J^T lambda along the normals of the first
+# touch: a 3.7 cm box that a 30 ms step drove 10 cm through a 1 mm wall, pushed back at two corners, was turned by 4.2
+# rad and left across the wall (its true turn after the impact was 1.2 rad), and no later pass can see the side it
+# came from. Below it the passes correct the second order of the turn (a tossed cube at 50 ms).
 CORRECTION_TURN = 0.5
 # A squeeze (a thin card between two pads on joints) makes the contacts nearly dependent, and the sweeps then gain
 # little per sweep near the solution (a card squeezed while it slid: an eigenvalue of the pushing set's matrix 1e-7
