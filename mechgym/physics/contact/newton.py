@@ -65,6 +65,16 @@ from ..tolerances import (
 )
 from .friction import cone_mu, disc
 
+# newton_solve's tries, in order: (where it starts, what it runs). Starts: the current impulses, zero, the impulses
+# the sweeps started from (``scratch.dense_start``), the best end of the tries so far; runs: Newton's steps with the
+# non-monotone search or full steps (``_from``), Levenberg-Marquardt steps, proximal-point iterations. The last two
+# tries run only in the part of a step that cannot be halved again.
+_CURRENT, _ZERO, _SWEEPS_START, _BEST = 0, 1, 2, 3
+_SEARCH, _FULL, _LEVENBERG, _PROXIMAL = 0, 1, 2, 3
+_TRIES = ((_CURRENT, _SEARCH), (_ZERO, _SEARCH), (_CURRENT, _FULL), (_ZERO, _FULL), (_SWEEPS_START, _SEARCH),
+          (_CURRENT, _LEVENBERG), (_BEST, _LEVENBERG), (_BEST, _PROXIMAL))
+_EXACT_TRIES = 6
+
 
 @kernel
 def _rates(scratch, m, impulse, rate):
@@ -231,18 +241,16 @@ def newton_solve(contacts, scratch, m, finest):
         free[r] = total
     impulse, best = scratch.newton_vectors[9], scratch.newton_vectors[11]
     least = math.inf
-    # the tries: Newton's steps from the current impulses and from zero, searched (0, 1) and full (2, 3), searched
-    # from the sweeps' start (4); Levenberg-Marquardt from the current impulses (5); in the finest part, from the best
-    # end so far, Levenberg-Marquardt (6) and the proximal-point iterations (7)
-    for attempt in range(8 if finest else 6):
-        if attempt >= 6 and not least < math.inf:
+    for attempt in range(len(_TRIES) if finest else _EXACT_TRIES):
+        origin, method = _TRIES[attempt]
+        if origin == _BEST and not least < math.inf:
             break
-        origin = best if attempt >= 6 else scratch.dense_start if attempt == 4 else start
+        source = best if origin == _BEST else scratch.dense_start if origin == _SWEEPS_START else start
         for r in range(3 * m):
-            impulse[r] = 0.0 if attempt == 1 or attempt == 3 else origin[r]
-        if attempt < 5:
-            worst = _from(contacts, scratch, m, impulse, attempt != 2 and attempt != 3)
-        elif attempt < 7:
+            impulse[r] = 0.0 if origin == _ZERO else source[r]
+        if method == _SEARCH or method == _FULL:
+            worst = _from(contacts, scratch, m, impulse, method == _SEARCH)
+        elif method == _LEVENBERG:
             worst = _levenberg(contacts, scratch, m, impulse)
         else:
             worst = _proximal(contacts, scratch, m, impulse)
