@@ -917,16 +917,24 @@ def rates_at_round_off(rows, state, world, work):
     for r in range(rows.kind.size):
         if not work.active[r]:
             continue
-        grad = work.gradient[r]
-        rate = _rate_from(rows, state, world, r, grad, work.omega)
-        if work.compliance[r] > 0.0:
-            stored = work.compliance[r] * work.impulse_velocity[r]
-            error = _damper_error(rate + stored + work.damper_start[r], stored, work.damper_start[r])
-        else:
-            error = _acting_error(rows.sense[r], rate, work.impulse_velocity[r])
-        if not error - RATE_ROUNDING * _rate_size(rows, state, world, r, grad, work.omega) <= work.threshold[0]:
+        error = _velocity_residual(rows, state, world, work, r)[1]
+        allowed = RATE_ROUNDING * _rate_size(rows, state, world, r, work.gradient[r], work.omega)
+        if not error - allowed <= work.threshold[0]:
             return False
     return True
+
+
+@kernel(inline=True)
+def _velocity_residual(rows, state, world, work, r):
+    """(residual, error) of active row r in the velocity projection at the current velocities, the angular ones in
+    ``work.omega`` (``_take_omegas``): the residual is G v, for a damper G v + c P + G v_half; the error is
+    ``_damper_error``'s or ``_acting_error``'s (m/s or rad/s)."""
+    rate = _rate_from(rows, state, world, r, work.gradient[r], work.omega)
+    if work.compliance[r] > 0.0:
+        stored = work.compliance[r] * work.impulse_velocity[r]
+        rate += stored + work.damper_start[r]
+        return rate, _damper_error(rate, stored, work.damper_start[r])
+    return rate, _acting_error(rows.sense[r], rate, work.impulse_velocity[r])
 
 
 @kernel(inline=True)
@@ -996,14 +1004,8 @@ def projection_sweep(rows, bodies, state, world, work):
     _take_omegas(work.spin, state, world, work.omega)
     for r in range(rows.kind.size):
         if work.active[r]:
-            rate = _rate_from(rows, state, world, r, work.gradient[r], work.omega)
-            if work.compliance[r] > 0.0:
-                stored = work.compliance[r] * work.impulse_velocity[r]
-                rate += stored + work.damper_start[r]
-                error = _damper_error(rate, stored, work.damper_start[r])
-            else:
-                error = _acting_error(rows.sense[r], rate, work.impulse_velocity[r])
-            work.residual[r] = rate
+            residual, error = _velocity_residual(rows, state, world, work, r)
+            work.residual[r] = residual
             worst = _worse(worst, error)
     if worst <= work.threshold[0]:
         return worst
