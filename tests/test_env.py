@@ -273,14 +273,14 @@ def test_a_non_finite_observation_is_a_divergence(monkeypatch):
 
 
 def test_an_engine_that_cannot_take_the_step_ends_the_episode_cleanly():
-    """A real engine failure: the cube's free joint damped at 1e5 N s/m, h d / 2m = 1000 at 2 ms and still 62 in
-    parts of dt / 16, beyond the closing kick's fixed-point iteration. The env reports it instead of raising,
+    """A real engine failure: the cube's free joint damped at 1e7 N s/m, h d / 2m = 1e5 at 2 ms and still 98 in
+    parts of dt / 1024, beyond the closing kick's fixed-point iteration. The env reports it instead of raising,
     and resets."""
     from mechgym.envs.cube_drop import CubeDropEnv
 
     class OverdampedCubeDrop(CubeDropEnv):
         scene = (resources.files("mechgym.envs") / "cube_drop.xml").read_text().replace(
-            '<freejoint name="cube_free"/>', '<joint name="cube_free" type="free" damping="1e5"/>')
+            '<freejoint name="cube_free"/>', '<joint name="cube_free" type="free" damping="1e7"/>')
 
     env = OverdampedCubeDrop("mechgym")
     env.reset(seed=4)

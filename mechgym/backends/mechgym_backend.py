@@ -9,12 +9,12 @@ forces, which the next step continues, and the broad phase's sort order) and con
 layout (free joints from the body, hinge/slide/ball joints from the constraint rows) and body frames on
 request. ``n`` steps are one compiled call; force windows travel into the kernel, which integrates each one
 exactly over the half-step every kick serves. A step that turns the state non-finite (or whose implicit
-kick, constraint projection or contact solve does not converge) is taken again in parts, down to dt / 64
+kick, constraint projection or contact solve does not converge) is taken again in parts, down to dt / 1024
 (``physics.tolerances.MAX_SUBDIVISION``; ``subdivided_steps`` counts such steps since the last reset); one that
 fails even so is undone by the kernel and reported through ``_fail``; the state stays the last good one. In a
-part of dt / 64, a contact solve whose exact tries all stalled ends at its best point if that meets the Coulomb
-conditions to ``physics.tolerances.INEXACT_VELOCITY`` (``inexact_solves`` counts them since the last reset).
-Impacts the kernel records become ``events``.
+part of dt / 64 or shorter, a contact solve whose exact tries all stalled ends at its best point if that meets the
+Coulomb conditions to ``physics.tolerances.INEXACT_VELOCITY`` (``inexact_solves`` counts them since the last
+reset). Impacts the kernel records become ``events``.
 """
 
 from __future__ import annotations

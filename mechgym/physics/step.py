@@ -33,11 +33,12 @@ both are converged: one velocity-level solve (``contact.solve_contacts``).
 A step whose solve fails (SHAKE, the velocity projection, the contact solve, the implicit kick, a
 confinement, or a non-finite state), or whose position correction would turn a body by more than
 ``tolerances.CORRECTION_TURN`` or meets a second impact (``contact.correct_positions``), is taken again as two steps
-of h/2 from the same start, and so on down to h / 2**MAX_SUBDIVISION (h/64)
+of h/2 from the same start, and so on down to h / 2**MAX_SUBDIVISION (h/1024)
 (``_subdivided_step``; after each part that succeeds the next part grows back as far as its position
 allows); each part is this same step with its own length, so the step stays consistent and its parts'
-boundaries are exact binary fractions of h. Only a failure of a part of h/64 fails the step (where any turn of the
-correction and any second impact are taken).
+boundaries are exact binary fractions of h. Only a failure of a part of h/1024 fails the step. In parts of
+h / 2**CONTACT_SUBDIVISION (h/64) and shorter the contact stages take any turn of the correction, let a second
+impact rest and may end a stalled contact-space solve at its best inexact point (``tolerances.CONTACT_SUBDIVISION``).
 
 F, T: smooth (fluid, free-joint damping, actuator) wrenches about the COM; J: exact impulses of the applied force
 windows over the half-step each kick serves; g: gravity. The closing kick is implicit in the velocity
@@ -118,6 +119,7 @@ from .state import kinetic_energy
 from .tolerances import (
     CLOSING_KICK_ITERATIONS,
     CLOSING_KICK_TOLERANCE,
+    CONTACT_SUBDIVISION,
     MARGIN,
     MAX_SUBDIVISION,
     SHAKE_HEATING,
@@ -399,13 +401,14 @@ def _predict_and_open(linkage, bodies, state, world, h, work, contacts, contact_
 
 @kernel(inline=True)
 def _step(bodies, actuators, env, linkage, geoms, confinements, windows, state, contacts, contact_scratch, ctrl, world,
-          t0, t1, h, finest, step_scratch):
+          t0, t1, h, short_part, step_scratch):
     """One step of world ``world`` from t0 to t1 = t0 + h (s; both given, each an integer times a power-of-two
     fraction of the physics step, so consecutive steps share their boundaries exactly) under the controls
     ``ctrl`` (U,), the stages of the module docstring; returns OK or the first failure, leaving the world as the
-    failure found it (the caller restores it). ``finest``: the step cannot be halved again, so the position
-    correction takes any turn of a body and any second impact (``contact.correct_positions``), and a contact-space
-    solve whose tries all stalled its best point within INEXACT_VELOCITY (``contact.dense.sweep_contact_space``). On
+    failure found it (the caller restores it). ``short_part``: the step is a part of h / 2**CONTACT_SUBDIVISION or
+    shorter, so the position correction takes any turn of a body and any second impact (``contact.correct_positions``),
+    and a contact-space solve whose tries all stalled its best point within INEXACT_VELOCITY
+    (``contact.dense.sweep_contact_space``). On
     success the rows' warm starts and the hinges' turns are written back to ``state``."""
     rows, solver = linkage.rows, linkage.solver
     constrained = rows.kind.size > 0
@@ -415,7 +418,7 @@ def _step(bodies, actuators, env, linkage, geoms, confinements, windows, state, 
     scratch, work, joined = step_scratch.coordinates, step_scratch.work, step_scratch.joined
     half = 0.5 * h
     t_mid = t0 + half
-    contact_scratch.inexact[0] = finest
+    contact_scratch.inexact[0] = short_part
     if constrained or contacting:
         begin_step(rows, bodies, state, world, h, work)
     # Scenes without smooth forces keep wrench = 0 and skip its evaluation.
@@ -442,7 +445,7 @@ def _step(bodies, actuators, env, linkage, geoms, confinements, windows, state, 
         engaged = found > 0 or contacts.prev_count[world] > 0 or contact_scratch.stale.any()
     if engaged:
         corrected = correct_positions(geoms, linkage, bodies, state, world, contacts, contact_scratch, work, joined,
-                                      not finest)
+                                      not short_part)
         if corrected == -2:
             return TOO_MANY_CONTACTS
         if corrected < 0:
@@ -513,6 +516,7 @@ def _subdivided_step(bodies, actuators, env, linkage, geoms, confinements, windo
     before a part that could overflow the impact-event buffer. A failed step leaves the world as some part of it
     found it (the caller restores the step's start)."""
     finest = 1 << MAX_SUBDIVISION
+    short = finest >> CONTACT_SUBDIVISION  # parts of h / 2**CONTACT_SUBDIVISION, in units
     unit = h / finest  # exact: a power of two
     contacting = env.contacts
     capacity = contacts.prev_geom1.size // contacts.count.size
@@ -526,7 +530,7 @@ def _subdivided_step(bodies, actuators, env, linkage, geoms, confinements, windo
             _snapshot(state, contacts, world, contacting, part_start, False)
         first = step * finest + position
         code = _step(bodies, actuators, env, linkage, geoms, confinements, windows, state, contacts, contact_scratch,
-                     ctrl, world, first * unit, (first + size) * unit, size * unit, size == 1, step_scratch)
+                     ctrl, world, first * unit, (first + size) * unit, size * unit, size <= short, step_scratch)
         if code == OK:
             position += size
             if position == finest and subdivided:
@@ -549,7 +553,7 @@ def advance(bodies, actuators, env, linkage, geoms, confinements, windows, state
     """Advance every world of ``state`` by ``n`` steps of ``h`` seconds, starting at global step
     ``first_step``; ``ctrl`` (W, U) is held. status[w] = (steps completed, OK | NON_FINITE | NOT_CONVERGED |
     NOT_PROJECTED | TOO_MANY_CONTACTS | CONTACTS_NOT_SOLVED | NOT_CONFINED, steps taken in parts, inexact contact
-    solves in their parts that could not be halved again, ``contact.dense.sweep_contact_space``): a step that
+    solves in their parts of h / 2**CONTACT_SUBDIVISION or shorter, ``contact.dense.sweep_contact_space``): a step that
     fails is taken again in parts (``_subdivided_step``); a world stops at its first step that fails even so and
     is left as that step found it (bodies, hinge turns, warm-start impulses and contact set), so no failed
     (non-finite or unconverged) state is ever kept. A world also stops early, with status OK and fewer than ``n`` steps

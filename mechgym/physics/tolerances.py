@@ -15,11 +15,20 @@ CLOSING_KICK_ITERATIONS = 100
 # only a failure there fails the step. SHAKE's equations g(q(lambda)) = 0 (impulses along G(q_n)) have a solution
 # only for h small enough against the configuration: a chain whose light link spins on its own axis at 70 rad/s
 # under a 1 N m motor reaches a fold of g at h = 1 ms (|g| stalls at 5e-5 m with dg/dlambda of condition 1e8, the
-# exact Newton iteration included) and is solved at h/2. Six halvings cover an h 64 times too large for the scene:
-# four (h/16) left SHAKE's quasi-Newton iteration diverging on links that motors spin to hundreds of rad/s (a 20 g
-# capsule at 552 rad/s, 0.35 rad a part of 10 ms / 16; random scenes, seeds 90-409: 8 of 13 failing runs run at
-# h/64). A step that fails even so costs four times the parts it did.
-MAX_SUBDIVISION = 6
+# exact Newton iteration included) and is solved at h/2. Ten halvings cover an h 1024 times too large for the
+# scene: a link on a ball joint whose mass lies on its own axis (inertia 8e-7 kg m^2 about it) carries a 1 mm bob
+# of 0.18 kg on a motor hinge, and as the bob crosses that axis the link spins up from 150 to 1,400 rad/s within
+# 1 ms, which SHAKE follows in parts of dt / 1024 (dt = 2 ms) and not of dt / 64 (random scenes, seeds 90-409 at 1,
+# 2, 5 and 10 ms: 5 of 1,280 runs failed with six halvings, 1 with eight, none with ten; MuJoCo's own step
+# diverges in each of these 5 runs within 0.1 s).
+MAX_SUBDIVISION = 10
+# count: in a part of h / 2**CONTACT_SUBDIVISION (h/64) or shorter the contact stages settle for what they leave to
+# shorter parts in longer ones: the position correction takes any turn of a body and lets a second impact inside
+# the part rest (``contact.correct_positions``), and a contact-space solve whose exact tries all stalled ends at its
+# best point within INEXACT_VELOCITY (``contact.newton.newton_solve``). Parts of h/64 keep the impacts' sequence
+# and the inexact solves far below the margins (0.16 nm at dt = 10 ms), and the halvings beyond, for the joints'
+# solves, leave those steps as they were.
+CONTACT_SUBDIVISION = 6
 # relative (kinetic energy after SHAKE over before): SHAKE's iteration can also end on a spurious root: the same
 # chain at h = 125 us met every row after 23 iterates with impulses that had raised the bodies' kinetic energy from
 # 4.4 J to 396 J (its light link spun round), and steps of that length pumped it to 1600 J within 1 ms; at 62.5 us
@@ -220,7 +229,7 @@ DAMPING_MOST = 1e10  # relative: a damping raised beyond this gives up (its step
 NEWTON_PROXIMAL = 1e-6
 # count: proximal-point iterations at most (each one solve by Newton's steps with the search)
 NEWTON_PROXIMAL_ITERATIONS = 30
-# m/s: in the part of a step that cannot be halved again (h / 2**MAX_SUBDIVISION), a contact-space solve whose every
+# m/s: in a part of h / 2**CONTACT_SUBDIVISION or shorter, a contact-space solve whose every
 # try stalled takes its best point on the cones if that misses the Coulomb conditions (Alart and Curnier's F) by at
 # most this much, where the step would fail otherwise (``sim.inexact_solves`` counts them): a gap or slip of 1e-6 m/s
 # over the part, at most 0.16 nm at dt = 10 ms, far below MARGIN; the best ends of the sets of the Gripper whose
@@ -236,11 +245,11 @@ POSITION_PASSES = 4
 # m: the position correction stops when a sweep moves no gap by more (far below TOUCH and PUSHING_GAP, so that what
 # the sweeps leave decides no contact's touching state)
 POSITION_TOLERANCE = 1e-13
-# rad: a pass may turn a body by at most this much, or the step fails and is taken in parts (step.py; a part of the
-# last halving takes any turn). The pass is linear in the turn, dx = W J^T lambda along the normals of the first
-# touch: a 3.7 cm box that a 30 ms step drove 10 cm through a 1 mm wall, pushed back at two corners, was turned by 4.2
-# rad and left across the wall (its true turn after the impact was 1.2 rad), and no later pass can see the side it
-# came from. Below it the passes correct the second order of the turn (a tossed cube at 50 ms).
+# rad: a pass may turn a body by at most this much, or the step fails and is taken in parts (step.py; a part of h /
+# 2**CONTACT_SUBDIVISION or shorter takes any turn). The pass is linear in the turn, dx = W J^T lambda along the normals
+# of the first touch: a 3.7 cm box that a 30 ms step drove 10 cm through a 1 mm wall, pushed back at two corners, was
+# turned by 4.2 rad and left across the wall (its true turn after the impact was 1.2 rad), and no later pass can see the
+# side it came from. Below it the passes correct the second order of the turn (a tossed cube at 50 ms).
 CORRECTION_TURN = 0.5
 # A squeeze (a thin card between two pads on joints) makes the contacts nearly dependent, and the sweeps then gain
 # little per sweep near the solution (a card squeezed while it slid: an eigenvalue of the pushing set's matrix 1e-7

@@ -142,8 +142,8 @@ def test_damping_too_stiff_for_the_fixed_point_at_dt_is_integrated_in_parts():
 
 
 def test_damping_too_stiff_for_the_fixed_point_even_in_parts_is_reported():
-    """Factors 80 and 240 at dt: still 5 and 15 in parts of dt / 16."""
-    sim = mechgym.load(damped_spheres(16000, 48000), backend="mechgym", dt=0.01)
+    """Factors 1,280 and 3,840 at dt: still 1.25 and 3.75 in parts of dt / 1024 (``MAX_SUBDIVISION``)."""
+    sim = mechgym.load(damped_spheres(256000, 768000), backend="mechgym", dt=0.01)
     with pytest.raises(SimulationError, match="too stiff"):
         sim.step(1)
     assert sim.step_count == 0 and np.array_equal(sim.qvel, [1, 0, 0, 0, 0, 0] * 2)

@@ -120,14 +120,18 @@ def test_random_scenes_run_without_a_simulation_error(dt):
 
 
 @pytest.mark.parametrize(("seed", "dt"), [(224, 0.001), (224, 0.002), (264, 0.001), (224, 0.01), (264, 0.005),
-                                         (347, 0.01)])
+                                         (347, 0.01), (264, 0.01), (297, 0.0005), (297, 0.002), (297, 0.01),
+                                         (189, 0.005), (189, 0.01)])
 def test_random_scenes_with_a_link_spun_to_hundreds_of_rad_s_run(seed, dt):
     """Scenes beyond the ninety above whose motors spin a light link to 550-3,600 rad/s. At 1 and 2 ms the velocity
     projection's passes met the rates' round-off (1e-13 to 1e-12 rad/s on terms of 800 rad/s) and not the tolerance
     of 1e-13, in parts down to dt / 16; a row's rate is now measured against its round-off where the passes have not
     converged (``constraints.rates_at_round_off``). At 5 and 10 ms SHAKE's iteration diverged on parts of dt / 16 (a
-    20 g capsule at 552 rad/s turning 0.35 rad a part); steps are now taken in parts down to dt / 64
-    (``physics.tolerances.MAX_SUBDIVISION``)."""
+    20 g capsule at 552 rad/s turning 0.35 rad a part). Seed 297: a link on a ball joint whose mass lies on its own
+    axis carries a 1 mm bob on a motor hinge; as the bob crosses that axis the link spins up from 150 to 1,400 rad/s
+    within 1 ms, and SHAKE failed in parts of dt / 64 (at 0.5, 2 and 10 ms); seed 264 at 10 ms likewise, and seed 189
+    (a 1 mm bob on a stiff servo at 229 rad/s) in the contact solve. Steps are now taken in parts down to dt / 1024
+    (``physics.tolerances.MAX_SUBDIVISION``). MuJoCo's own step diverges on each of the last five within 0.1 s."""
     drive(seed, dt)
 
 

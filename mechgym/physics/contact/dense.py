@@ -133,7 +133,7 @@ def sweep_contact_space(contacts, scratch, m, every):
     """The sweeps of ``solve_dense`` on D (``scratch.dense``) and the rates u (``scratch.dense_rate``) of the m contacts
     ``scratch.dense_index`` from their impulses; after ``every`` sweeps, 2 ``every``, 4 ``every``, ... the set is solved
     directly (``_solve_directly``), and a solution found there ends the sweeps. Returns m, or -m if they did not
-    converge in MAX_SWEEPS, unless in the part of a step that cannot be halved again (``scratch.inexact``): there
+    converge in MAX_SWEEPS, unless in a part of h / 2**CONTACT_SUBDIVISION or shorter (``scratch.inexact``): there
     Newton's method makes its last tries and may end at its best inexact point (``newton.newton_solve``).
     ``scratch.dense_direct[0]``: the solve ended at a direct solution."""
     scratch.dense_direct[0] = False

@@ -24,7 +24,8 @@ at the poses before the pass), and the correction runs again while one is below 
 struck by a fast one, is held in front of the thin geometry it would reach within the same step (a chain of
 impacts inside one step), and a fast-turning body's linearised correction is iterated to its true gaps. A
 contact so found rests (no rebound); where it would have to be pushed, the step is taken in parts first
-(``position.correct_positions``), so that it rests only in a part of h/64 (the last halving)."""
+(``position.correct_positions``), so that it rests only in a part of h/64 or shorter
+(``tolerances.CONTACT_SUBDIVISION``)."""
 
 from __future__ import annotations
 

@@ -33,7 +33,7 @@ impulses the sweeps started from (``scratch.dense_start``, the solve's warm star
 a pad and a fixture (ten contacts, D of rank 8 in 30 rows), the sweeps' impulses after 50 sweeps and zero were
 starts from which every try stalled (at 1e-5 to 2 m/s), the step's parts failing down to dt / 16, where the search
 from the warm start converges. Then Levenberg-Marquardt steps (``_levenberg``) from the sweeps' impulses: slower
-where the pieces change, but a descent whatever the piece. Last, in the part of a step that cannot be halved again,
+where the pieces change, but a descent whatever the piece. Last, in a part of h / 2**CONTACT_SUBDIVISION or shorter,
 from the best end of those tries (the least |F|), Levenberg-Marquardt steps again and proximal-point iterations
 (``_proximal``; a 64-box bin ran 4.3 times slower with them in every solve): where D is singular (a card standing on
 two corners and pressed by a pad: 12 rows of rank 7) Newton's steps can stall at a point whose piece has no descent
@@ -68,7 +68,7 @@ from .friction import cone_mu, disc
 # newton_solve's tries, in order: (where it starts, what it runs). Starts: the current impulses, zero, the impulses
 # the sweeps started from (``scratch.dense_start``), the best end of the tries so far; runs: Newton's steps with the
 # non-monotone search or full steps (``_from``), Levenberg-Marquardt steps, proximal-point iterations. The last two
-# tries run only in the part of a step that cannot be halved again.
+# tries run only in a part of h / 2**CONTACT_SUBDIVISION or shorter (``tolerances.CONTACT_SUBDIVISION``).
 _CURRENT, _ZERO, _SWEEPS_START, _BEST = 0, 1, 2, 3
 _SEARCH, _FULL, _LEVENBERG, _PROXIMAL = 0, 1, 2, 3
 _TRIES = ((_CURRENT, _SEARCH), (_ZERO, _SEARCH), (_CURRENT, _FULL), (_ZERO, _FULL), (_SWEEPS_START, _SEARCH),
@@ -216,14 +216,14 @@ def _newton_step(scratch, n, rhs, step, reduced):
 
 
 @kernel
-def newton_solve(contacts, scratch, m, finest):
+def newton_solve(contacts, scratch, m, short_part):
     """Solve the m touching contacts' Coulomb conditions on D (``scratch.dense``) and their rates
     (``scratch.dense_rate`` at ``contacts.impulse``), from the current impulses, then from zero, each with the
     non-monotone search and then with full steps, then with the search from the impulses the sweeps started from
     (``scratch.dense_start``), then by Levenberg-Marquardt from the current ones (module docstring). A try succeeds
     when its solution, put onto the cones (``_onto_cones``: an open contact's P of 1e-30 N s is no impulse), is
     still one (|F| at most NEWTON_TOLERANCE); it becomes the contacts' impulses and rates and True is returned;
-    otherwise nothing changes. In the part of a step that cannot be halved again (``finest``), two more tries start
+    otherwise nothing changes. In a part of h / 2**CONTACT_SUBDIVISION or shorter (``short_part``), two more tries start
     from the best end of those (Levenberg-Marquardt steps, then proximal-point iterations, ``_proximal``: costly on
     a large island, so only where the step would fail otherwise), and where every try stalls, the best end of them
     all is taken if, on the cones, it misses F = 0 by at most INEXACT_VELOCITY (and counted in
@@ -241,7 +241,7 @@ def newton_solve(contacts, scratch, m, finest):
         free[r] = total
     impulse, best = scratch.newton_vectors[9], scratch.newton_vectors[11]
     least = math.inf
-    for attempt in range(len(_TRIES) if finest else _EXACT_TRIES):
+    for attempt in range(len(_TRIES) if short_part else _EXACT_TRIES):
         origin, method = _TRIES[attempt]
         if origin == _BEST and not least < math.inf:
             break
@@ -260,7 +260,7 @@ def newton_solve(contacts, scratch, m, finest):
                 best[r] = impulse[r]
         if worst <= NEWTON_TOLERANCE and _take(contacts, scratch, m, impulse, NEWTON_TOLERANCE):
             return True
-    if finest and least <= INEXACT_VELOCITY and _take(contacts, scratch, m, best, INEXACT_VELOCITY):
+    if short_part and least <= INEXACT_VELOCITY and _take(contacts, scratch, m, best, INEXACT_VELOCITY):
         scratch.inexact[1] += 1
         return True
     return False

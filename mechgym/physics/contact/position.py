@@ -78,10 +78,10 @@ def correct_positions(geoms, linkage, bodies, state, world, contacts, scratch, w
     the correction pushed into something that was not in the set: a plate driven into a wall by the ball that hit
     it; a body turned by a large angle, whose linearised correction misses the true gap at second order) the
     correction runs again from there, up to POSITION_PASSES. ``scratch.pressed`` marks the contacts that pushed
-    in any pass. ``halvable``: the step can still be taken in parts (``step._subdivided_step``); it then fails
-    where a pass would turn a body by more than CORRECTION_TURN, and where a contact that a recheck brought into
-    the set has to be pushed (a second impact inside the step: the plate that the ball drives into the wall), so
-    that its parts meet the impacts one at a time. Returns the sweeps used, -1 if a pass did not converge, the
+    in any pass. ``halvable``: the step is longer than h / 2**CONTACT_SUBDIVISION (``step._subdivided_step``); it
+    then fails where a pass would turn a body by more than CORRECTION_TURN, and where a contact that a recheck
+    brought into the set has to be pushed (a second impact inside the step: the plate that the ball drives into the
+    wall), so that its parts meet the impacts one at a time. Returns the sweeps used, -1 if a pass did not converge, the
     last left a contact deeper than MARGIN or (``halvable``) as above, -2 if the contact set or the broad phase
     overflowed."""
     capacity = contacts.prev_geom1.size // contacts.count.size

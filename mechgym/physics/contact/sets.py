@@ -191,9 +191,9 @@ class Scratch(NamedTuple):
     newton_vectors: np.ndarray  # (14, 3C) the semismooth Newton solve's free rates, iterates, residuals and steps,
     #                             its best point and the proximal iterations' saved D diagonal and free rates
     #                             (contact.newton)
-    # (2,) int64: [0] 1 while the part of a step being solved cannot be halved again (step._step), so that a
-    # contact-space solve may end at its best inexact point (contact.newton.newton_solve); [1] such solves since it
-    # was cleared
+    # (2,) int64: [0] 1 while the part of a step being solved is h / 2**CONTACT_SUBDIVISION or shorter (step._step), so
+    # that a contact-space solve may end at its best inexact point (contact.newton.newton_solve); [1] such solves since
+    # it was cleared
     inexact: np.ndarray
     # (S, S) the Cholesky factor of the position correction's pushing set (contact.position); a Newton step's
     # equations left to eliminate and Levenberg-Marquardt's normal equations (contact.newton)

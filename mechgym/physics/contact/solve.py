@@ -380,8 +380,8 @@ def _converge(linkage, bodies, state, world, contacts, scratch, work, joined, lo
     little per sweep near the solution: after VELOCITY_SLOW_SWEEPS sweeps, a sweep that changes no velocity by more than
     SLOW_VELOCITY counts as converged. A set still unconverged after DENSE_AFTER sweeps is solved in contact space
     (``_dense``); when that ends at a direct solution and the rows meet their tolerance, the solve is done (the
-    sweeps on the bodies would not confirm a solution found by Newton's method: ``dense._solve_directly``; in the part
-    of a step that cannot be halved again the rows may take one correction first, ``_rows_met``)."""
+    sweeps on the bodies would not confirm a solution found by Newton's method: ``dense._solve_directly``; in a part
+    of h / 2**CONTACT_SUBDIVISION or shorter the rows may take one correction first, ``_rows_met``)."""
     rows, solver = linkage.rows, linkage.solver
     constrained = rows.kind.size > 0
     for sweep in range(MAX_SWEEPS):
@@ -400,15 +400,15 @@ def _converge(linkage, bodies, state, world, contacts, scratch, work, joined, lo
 
 
 @kernel(inline=True)
-def _rows_met(rows, bodies, solver, state, world, work, finest):
+def _rows_met(rows, bodies, solver, state, world, work, short_part):
     """Whether the constraint rows meet ``solver.velocity_tolerance`` after a direct solution of the contacts: at once
-    or within their round-off (``constraints.rates_at_round_off``), or, in the part of a step that cannot be halved
-    again (``finest``), after the one correction of a ``constraints.projection_sweep`` (an inexact contact solution,
-    ``dense.sweep_contact_space``, left them 1.2e-13 m/s off against a tolerance of 1e-13 in the Gripper, and the sweeps
-    that follow a direct solution drift away)."""
+    or within their round-off (``constraints.rates_at_round_off``), or, in a part of h / 2**CONTACT_SUBDIVISION or
+    shorter (``short_part``), after the one correction of a ``constraints.projection_sweep`` (an inexact contact
+    solution, ``dense.sweep_contact_space``, left them 1.2e-13 m/s off against a tolerance of 1e-13 in the Gripper, and
+    the sweeps that follow a direct solution drift away)."""
     return (projection_sweep(rows, bodies, state, world, work) <= solver.velocity_tolerance
             or rates_at_round_off(rows, state, world, work)
-            or (finest and projection_sweep(rows, bodies, state, world, work) <= solver.velocity_tolerance))
+            or (short_part and projection_sweep(rows, bodies, state, world, work) <= solver.velocity_tolerance))
 
 
 @kernel(inline=True)
