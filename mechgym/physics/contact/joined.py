@@ -48,7 +48,9 @@ class Joined(NamedTuple):
     y: np.ndarray  # (3, R) G W J^T of a contact's rows
     response: np.ndarray  # (C, 3, R) A^{-1} y of each contact's normal and tangent rows
     moved: np.ndarray  # (B, 6) position correction: the displacement already applied to the poses
-    value: np.ndarray  # (R,) row values g at the poses of the position correction, then scratch
+    # (R,) row values g at the poses of the position correction, then scratch (the rows' impulses that open_contacts
+    # keeps for an undo)
+    value: np.ndarray
     # (R,) the rows' shares of impacts' impulses: an impulse is no force, so they are neither reported as the
     # rows' forces nor carried into the next step's warm start (as an impact's own impulse is not)
     impact_shares: np.ndarray

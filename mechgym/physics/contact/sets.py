@@ -156,7 +156,9 @@ class Scratch(NamedTuple):
     out_dist: np.ndarray  # (MAX_CONTACTS,)
     out_feature: np.ndarray  # (MAX_CONTACTS,) int64
     sweep_s: np.ndarray  # (B,) fraction of the step at the first touch of static geometry, -1: none
-    displacement: np.ndarray  # (B, 6) position correction: dx (m), dtheta (rad)
+    # (B, 6) position correction: dx (m), dtheta (rad); outside it, the bodies' (v, L) kept for a trial
+    # (solve._keep_motion)
+    displacement: np.ndarray
     lam: np.ndarray  # (C,) position-correction multipliers
     pressed: np.ndarray  # (C,) bool: the contact pushed in some pass of this step's position correction
     moved: np.ndarray  # (B,) bool: the position correction moved the body by more than the margin
