@@ -402,14 +402,13 @@ def _predict_and_open(linkage, bodies, state, world, h, work, contacts, contact_
 @kernel(inline=True)
 def _step(bodies, actuators, env, linkage, geoms, confinements, windows, state, contacts, contact_scratch, ctrl, world,
           t0, t1, h, short_part, step_scratch):
-    """One step of world ``world`` from t0 to t1 = t0 + h (s; both given, each an integer times a power-of-two
-    fraction of the physics step, so consecutive steps share their boundaries exactly) under the controls
-    ``ctrl`` (U,), the stages of the module docstring; returns OK or the first failure, leaving the world as the
-    failure found it (the caller restores it). ``short_part``: the step is a part of h / 2**CONTACT_SUBDIVISION or
-    shorter, so the position correction takes any turn of a body and any second impact (``contact.correct_positions``),
-    and a contact-space solve whose tries all stalled its best point within INEXACT_VELOCITY
-    (``contact.dense.sweep_contact_space``). On
-    success the rows' warm starts and the hinges' turns are written back to ``state``."""
+    """One step of world ``world`` from t0 to t1 = t0 + h (s; both given, each an integer times a power-of-two fraction
+    of the physics step, so consecutive steps share their boundaries exactly) under the controls ``ctrl`` (U,), the
+    stages of the module docstring; returns OK or the first failure, leaving the world as the failure found it (the
+    caller restores it). ``short_part``: the step is a part of h / 2**CONTACT_SUBDIVISION or shorter, so the position
+    correction takes any turn of a body and any second impact (``contact.correct_positions``), and a contact-space solve
+    whose tries all stalled its best point within INEXACT_VELOCITY (``contact.dense.sweep_contact_space``). On success
+    the rows' warm starts and the hinges' turns are written back to ``state``."""
     rows, solver = linkage.rows, linkage.solver
     constrained = rows.kind.size > 0
     contacting = env.contacts

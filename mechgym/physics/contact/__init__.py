@@ -114,15 +114,14 @@ order (a tossed cube turning by 0.9 rad per step at 50 ms). After such a pass th
 found again at their new poses (``detect.recheck_contacts``: a new pair at the poses before the pass, where its
 normals face the right way), a touching one now open by more than the margin leaves the touching set, and while one
 is still below its target by more than TOUCH the correction runs again from the true gaps, up to POSITION_PASSES.
-Where the step can still be taken in parts, a contact found this way that the correction would have to push (a
-second impact inside the step: the plate on the wall) fails the step, whose parts then meet the impacts one at a
-time (Newton's, in sequence); in a part of h/64 or shorter (``tolerances.CONTACT_SUBDIVISION``) it rests (no
-impact). The contacts of a swept
-body whose gaps were carried from its first-touch pose over a turn whose second order exceeds the margin are found
-again likewise after the first pass (``scratch.stale``: a capsule spinning at 125 rad/s after an impact turns by 0.5
-rad in a 4 ms step). A pass that would turn a body by more than CORRECTION_TURN fails the step, which is then taken
-in parts (``step.py``): the linearised turn is no longer a turn (a box driven 10 cm through a 1 mm wall in a 30 ms
-step, pushed back at two corners, was turned by 4.2 rad and left across the wall).
+Where the step can still be taken in parts, a contact found this way that the correction would have to push (a second
+impact inside the step: the plate on the wall) fails the step, whose parts then meet the impacts one at a time
+(Newton's, in sequence); in a part of h/64 or shorter (``tolerances.CONTACT_SUBDIVISION``) it rests (no impact). The
+contacts of a swept body whose gaps were carried from its first-touch pose over a turn whose second order exceeds the
+margin are found again likewise after the first pass (``scratch.stale``: a capsule spinning at 125 rad/s after an impact
+turns by 0.5 rad in a 4 ms step). A pass that would turn a body by more than CORRECTION_TURN fails the step, which is
+then taken in parts (``step.py``): the linearised turn is no longer a turn (a box driven 10 cm through a 1 mm wall in a
+30 ms step, pushed back at two corners, was turned by 4.2 rad and left across the wall).
 
 With joints (constraint rows) every contact impulse goes with the equality rows' impulses that keep them
 satisfied, and every position correction with the matching pose change (``joined.py``); the rows' velocity
