@@ -174,9 +174,7 @@ def _correct(linkage, bodies, state, world, contacts, scratch, work, joined):
     response (``contact.joined``): W (J^T - G^T A^{-1} y) lambda, which keeps the equality rows satisfied to
     first order, with the joined coupling k = J W J^T - y^T A^{-1} y; after the move the rows are evaluated
     again and their second-order error removed by Newton steps on the poses alone, dx = W G^T mu with
-    A mu = -g (``_restore_rows``). The one-sided rows (limits, ropes) that act (SHAKE gave them an impulse in the
-    step, ``work.impulse_position``) are kept at their bounds as equalities; the others are left to the next step's
-    SHAKE.
+    A mu = -g (``_restore_rows``). One-sided rows (limits, ropes) are left to the next step's SHAKE.
     ``work.gradient``, ``work.mobility``, ``scratch.spin`` and ``joined`` are scratch.
 
     The contacts are corrected island by island (``contact.islands``, every contact of the set, touching or
@@ -200,9 +198,9 @@ def _correct(linkage, bodies, state, world, contacts, scratch, work, joined):
     joined_set = rows.kind.size > 0 and contacts_touch_rows(rows, world, contacts, True)
     take_spins(bodies, state.quat[world], scratch.spin)
     if joined_set:
-        _evaluate_rows(rows, state, world, work.gradient, joined.value, work.impulse_position)
+        _evaluate_rows(rows, state, world, work.gradient, joined.value)
         take_mobilities(rows, bodies, scratch.spin, work.gradient, work.mobility)
-        factor_rows(rows, work.gradient, work.mobility, joined.rigid, joined, work.impulse_position)
+        factor_rows(rows, work.gradient, work.mobility, joined.rigid, joined)
     for c in range(count):
         i = base + c
         row = contacts.rows[i, 0]
@@ -380,36 +378,36 @@ def _within(contacts, world, scratch, slack, lo, hi):
 
 
 @kernel
-def _evaluate_rows(rows, state, world, gradient, value, held):
-    """value[r] = g_r and gradient[r] = G_r at the current poses; returns the largest |g| of the equality rows and
-    of the one-sided rows whose ``held`` (R,) is nonzero (dampers constrain nothing)."""
+def _evaluate_rows(rows, state, world, gradient, value):
+    """value[r] = g_r and gradient[r] = G_r at the current poses; returns the largest |g| of the equality rows
+    (dampers constrain nothing)."""
     worst = 0.0
     for r in range(rows.kind.size):
         value[r] = evaluate_row(rows, r, state, world, gradient[r])
-        if (rows.sense[r] == EQUALITY or held[r] != 0.0) and rows.damping[r] == 0.0:
+        if rows.sense[r] == EQUALITY and rows.damping[r] == 0.0:
             worst = max(worst, abs(value[r]))
     return worst
 
 
 @kernel(inline=True)
 def _restore_rows(linkage, bodies, state, world, scratch, work, joined):
-    """After the contacts' move: Newton steps on the poses until every equality row, and every one-sided row that acts,
-    is back within ``linkage.solver.tolerance``: g and G at the moved poses, mu = -A^{-1} g (A as factored before the
-    move: the poses moved by the small correction only, so each step still gains many digits; a step that gains less
-    than SLOW_GAIN factors A again at the current poses), dx = W G^T mu (W at the moved poses: the world inverse
-    inertias into ``scratch.spin``, W G^T into ``work.mobility``). Returns False if the rows do not settle in
-    ``linkage.solver.max_sweeps`` steps."""
+    """After the contacts' move: Newton steps on the poses until every equality row is back within
+    ``linkage.solver.tolerance``: g and G at the moved poses, mu = -A^{-1} g (A as factored before the move:
+    the poses moved by the small correction only, so each step still gains many digits; a step that gains
+    less than SLOW_GAIN factors A again at the current poses), dx = W G^T mu (W at the moved poses: the world
+    inverse inertias into ``scratch.spin``, W G^T into ``work.mobility``).
+    Returns False if the rows do not settle in ``linkage.solver.max_sweeps`` steps."""
     rows = linkage.rows
     step = joined.moved
     previous = math.inf
     for _ in range(linkage.solver.max_sweeps):
-        worst = _evaluate_rows(rows, state, world, work.gradient, joined.value, work.impulse_position)
+        worst = _evaluate_rows(rows, state, world, work.gradient, joined.value)
         if worst <= linkage.solver.tolerance:
             return True
         take_spins(bodies, state.quat[world], scratch.spin)
         take_mobilities(rows, bodies, scratch.spin, work.gradient, work.mobility)
         if worst > SLOW_GAIN * previous:
-            factor_rows(rows, work.gradient, work.mobility, joined.rigid, joined, work.impulse_position)
+            factor_rows(rows, work.gradient, work.mobility, joined.rigid, joined)
         previous = worst
         for r in range(rows.kind.size):
             joined.value[r] = -joined.value[r]
