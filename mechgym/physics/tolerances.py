@@ -20,7 +20,7 @@ CLOSING_KICK_ITERATIONS = 100
 # of 0.18 kg on a motor hinge, and as the bob crosses that axis the link spins up from 150 to 1,400 rad/s within
 # 1 ms, which SHAKE follows in parts of dt / 1024 (dt = 2 ms) and not of dt / 64 (random scenes, seeds 90-409 at 1,
 # 2, 5 and 10 ms: 5 of 1,280 runs failed with six halvings, 1 with eight, none with ten; MuJoCo's own step
-# diverges in each of these 5 runs within 0.1 s).
+# diverges in each of these 5 runs within 0.11 s).
 MAX_SUBDIVISION = 10
 # count: in a part of h / 2**CONTACT_SUBDIVISION (h/64) or shorter the contact stages settle for what they leave to
 # shorter parts in longer ones: the position correction takes any turn of a body and lets a second impact inside
