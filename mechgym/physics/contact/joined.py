@@ -21,7 +21,11 @@ dv, dL).
 A is factored once per solve, A = L L^T (Cholesky), over the equality rows; a pivot that falls below
 tolerances.DEPENDENT times the largest diagonal entry marks a row that depends on earlier ones (a redundant row of a
 closed loop): its multiplier is kept at 0, which is exact when the rows are consistent. One-sided rows (limits,
-ropes) are not in A: ``constraints.projection_sweep`` handles them between the contact sweeps. Damper rows
+ropes) are not in A at the velocity level: ``constraints.projection_sweep`` handles them between the contact sweeps.
+At the position level the ones that a correction pass left violated join A as equalities in its rerun
+(``Joined.held``, ``contact.position``), so that the correction keeps each at its bound: it left a hinge 2.6 mrad
+past the limit where a bob on the floor was pushed up, which the next step recovered through the velocities within
+one step (random scene 607). Damper rows
 (``constraints.begin_projection``) join A at the velocity level with their compliance c on the diagonal,
 A = G W G^T + diag(c): the joined response then keeps each damper's G v + c P, so that a contact sees a damped
 joint as the implicit step does (at dt = 1 ms a finger pad of 50 g on 20 N s/m of damping weighs 1.2 times
@@ -55,7 +59,8 @@ class Joined(NamedTuple):
     # rows' forces nor carried into the next step's warm start (as an impact's own impulse is not)
     impact_shares: np.ndarray
     free: np.ndarray  # (3,) a contact's free-body couplings J_k W J_k^T, before the rows' shares (``join_rows``)
-    rigid: np.ndarray  # (R,) zeros: the compliances of the position level, where no damper acts
+    rigid: np.ndarray  # (R,) zeros: the compliances of the position level, where no damper acts; no row held
+    held: np.ndarray  # (R,) 1 for a one-sided row that the position correction holds at its bound, else 0
     # (C, 3, B, 6) the impulse (linear N s, angular N m s) that the equality rows' shares of a unit impulse along
     # each of a contact's rows put on each body, -sum_r (A^{-1} y)_r G_r (``take_pushes``); (0, 3, 0, 6) without rows
     push: np.ndarray
@@ -70,7 +75,7 @@ class Joined(NamedTuple):
         leaves it (``cleared``) or zeros (for a caller whose kernels clear it first)."""
         joined = Joined(np.zeros((rows, rows)), np.zeros(rows, dtype=np.bool_), np.zeros((3, rows)),
                         np.zeros((capacity, 3, rows)), np.zeros((bodies, 6)), np.zeros(rows), np.zeros(rows),
-                        np.zeros(3), np.zeros(rows),
+                        np.zeros(3), np.zeros(rows), np.zeros(rows),
                         np.zeros((capacity, 3, bodies, 6) if rows > 0 else (0, 3, 0, 6)),
                         np.zeros((bodies, 6, rows)), np.zeros(bodies, dtype=np.bool_))
         if cleared:
@@ -86,16 +91,19 @@ def clear_joined(joined):
 
 
 @kernel
-def factor_rows(rows, gradient, mobility, compliance, joined):
-    """A = G W G^T + diag(compliance) over the equality rows and the dampers with a compliance (``compliance``
-    (R,): m/s per N s, 0 for constraint rows), from their gradients ``gradient`` (R, 12) and W G^T ``mobility``
-    (R, 12) at the current poses (``constraints.take_mobilities``), factored into ``joined.factor`` (Cholesky,
-    dependent rows marked in ``joined.dependent``). Returns the number of independent rows."""
+def factor_rows(rows, gradient, mobility, compliance, joined, held):
+    """A = G W G^T + diag(compliance) over the equality rows, the one-sided rows whose ``held`` (R,) is nonzero (taken
+    as equalities: the position correction passes ``joined.held``, the velocity level ``joined.rigid``, none) and
+    the dampers with a compliance (``compliance`` (R,): m/s per N s, 0 for constraint rows), from their gradients
+    ``gradient`` (R, 12) and W G^T ``mobility`` (R, 12) at the current poses (``constraints.take_mobilities``), factored
+    into ``joined.factor`` (Cholesky, dependent rows marked in ``joined.dependent``). Returns the number of independent
+    rows."""
     count = rows.kind.size
     factor = joined.factor
     joined.body_ready[:] = False
     for i in range(count):
-        joined.dependent[i] = rows.sense[i] != EQUALITY or (rows.damping[i] > 0.0 and not compliance[i] > 0.0)
+        joined.dependent[i] = ((rows.sense[i] != EQUALITY and held[i] == 0.0)
+                               or (rows.damping[i] > 0.0 and not compliance[i] > 0.0))
         for j in range(i + 1):
             factor[i, j] = 0.0
             if not (joined.dependent[i] or joined.dependent[j]):

@@ -174,8 +174,10 @@ def _correct(linkage, bodies, state, world, contacts, scratch, work, joined):
     response (``contact.joined``): W (J^T - G^T A^{-1} y) lambda, which keeps the equality rows satisfied to
     first order, with the joined coupling k = J W J^T - y^T A^{-1} y; after the move the rows are evaluated
     again and their second-order error removed by Newton steps on the poses alone, dx = W G^T mu with
-    A mu = -g (``_restore_rows``). One-sided rows (limits, ropes) are left to the next step's SHAKE.
-    ``work.gradient``, ``work.mobility``, ``scratch.spin`` and ``joined`` are scratch.
+    A mu = -g (``_restore_rows``). One-sided rows (limits, ropes) are free to move off their bounds; one that the
+    pass leaves violated by more than the rows' tolerance is held at its bound as an equality (``joined.held``)
+    and the pass runs again from its start poses (``scratch.com_before``, ``scratch.quat_before``), until none is
+    left violated. ``work.gradient``, ``work.mobility``, ``scratch.spin`` and ``joined`` are scratch.
 
     The contacts are corrected island by island (``contact.islands``, every contact of the set, touching or
     not): each island's sweeps and direct steps run to its own convergence (the sweeps returned are their sum),
@@ -183,24 +185,41 @@ def _correct(linkage, bodies, state, world, contacts, scratch, work, joined):
     capacity = contacts.prev_geom1.size // contacts.count.size
     base = world * capacity
     count = min(contacts.count[world], capacity)
-    displacement = scratch.displacement
-    displacement[:] = 0.0
     needed = False
-    for c in range(count):
-        i = base + c
-        scratch.lam[c] = 0.0
+    for i in range(base, base + count):
         needed = needed or (contacts.active[i] and contacts.dist[i] < contacts.gap_target[i])
-    if not needed:
-        return 0
+    joined.held[:] = 0.0
+    for _ in range(linkage.rows.kind.size + 1):  # (each rerun holds one more row)
+        scratch.displacement[:] = 0.0
+        scratch.lam[:count] = 0.0
+        if not needed:
+            return 0
+        sweeps = _correct_holding(linkage, bodies, state, world, contacts, scratch, work, joined)
+        if sweeps < 0 or not _hold_violated(linkage, joined):
+            return sweeps
+        _restore_poses(state, world, scratch)
+    return -1
+
+
+@kernel(inline=True)
+def _correct_holding(linkage, bodies, state, world, contacts, scratch, work, joined):
+    """``_correct``'s pass with the one-sided rows of ``joined.held`` held at their bounds; leaves the rows'
+    values at the final poses in ``joined.value`` where the set moves bodies that rows act on (else zeros).
+    ``scratch.displacement`` and ``scratch.lam`` start at zero."""
+    capacity = contacts.prev_geom1.size // contacts.count.size
+    base = world * capacity
+    count = min(contacts.count[world], capacity)
+    displacement = scratch.displacement
     rows = linkage.rows
+    joined.value[:] = 0.0
     # A set none of whose contacts is on a body that a row acts on moves no such body: A is not needed (every
     # response is the free one, join_rows), and the rows stay as SHAKE left them.
     joined_set = rows.kind.size > 0 and contacts_touch_rows(rows, world, contacts, True)
     take_spins(bodies, state.quat[world], scratch.spin)
     if joined_set:
-        _evaluate_rows(rows, state, world, work.gradient, joined.value)
+        _evaluate_rows(rows, state, world, work.gradient, joined.value, joined.held)
         take_mobilities(rows, bodies, scratch.spin, work.gradient, work.mobility)
-        factor_rows(rows, work.gradient, work.mobility, joined.rigid, joined)
+        factor_rows(rows, work.gradient, work.mobility, joined.rigid, joined, joined.held)
     for c in range(count):
         i = base + c
         row = contacts.rows[i, 0]
@@ -221,6 +240,30 @@ def _correct(linkage, bodies, state, world, contacts, scratch, work, joined):
     if joined_set and not _restore_rows(linkage, bodies, state, world, scratch, work, joined):
         return -1
     return sweeps
+
+
+@kernel(inline=True)
+def _hold_violated(linkage, joined):
+    """Mark in ``joined.held`` every one-sided row (not a damper) left violated, sense * g < -tolerance, by a pass
+    (its values in ``joined.value``); returns whether there was one."""
+    rows = linkage.rows
+    found = False
+    for r in range(rows.kind.size):
+        if (rows.sense[r] != EQUALITY and rows.damping[r] == 0.0 and joined.held[r] == 0.0
+                and rows.sense[r] * joined.value[r] < -linkage.solver.tolerance):
+            joined.held[r] = 1.0
+            found = True
+    return found
+
+
+@kernel(inline=True)
+def _restore_poses(state, world, scratch):
+    """The poses as the pass found them (``scratch.com_before``, ``scratch.quat_before``)."""
+    for b in range(state.com.shape[1]):
+        for k in range(4):
+            if k < 3:
+                state.com[world, b, k] = scratch.com_before[b, k]
+            state.quat[world, b, k] = scratch.quat_before[b, k]
 
 
 @kernel(inline=True)
@@ -378,36 +421,36 @@ def _within(contacts, world, scratch, slack, lo, hi):
 
 
 @kernel
-def _evaluate_rows(rows, state, world, gradient, value):
-    """value[r] = g_r and gradient[r] = G_r at the current poses; returns the largest |g| of the equality rows
-    (dampers constrain nothing)."""
+def _evaluate_rows(rows, state, world, gradient, value, held):
+    """value[r] = g_r and gradient[r] = G_r at the current poses; returns the largest |g| of the equality rows and
+    of the one-sided rows whose ``held`` (R,) is nonzero (dampers constrain nothing)."""
     worst = 0.0
     for r in range(rows.kind.size):
         value[r] = evaluate_row(rows, r, state, world, gradient[r])
-        if rows.sense[r] == EQUALITY and rows.damping[r] == 0.0:
+        if (rows.sense[r] == EQUALITY or held[r] != 0.0) and rows.damping[r] == 0.0:
             worst = max(worst, abs(value[r]))
     return worst
 
 
 @kernel(inline=True)
 def _restore_rows(linkage, bodies, state, world, scratch, work, joined):
-    """After the contacts' move: Newton steps on the poses until every equality row is back within
-    ``linkage.solver.tolerance``: g and G at the moved poses, mu = -A^{-1} g (A as factored before the move:
-    the poses moved by the small correction only, so each step still gains many digits; a step that gains
-    less than SLOW_GAIN factors A again at the current poses), dx = W G^T mu (W at the moved poses: the world
-    inverse inertias into ``scratch.spin``, W G^T into ``work.mobility``).
-    Returns False if the rows do not settle in ``linkage.solver.max_sweeps`` steps."""
+    """After the contacts' move: Newton steps on the poses until every equality row, and every one-sided row held at its
+    bound (``joined.held``), is back within ``linkage.solver.tolerance``: g and G at the moved poses, mu = -A^{-1} g (A
+    as factored before the move: the poses moved by the small correction only, so each step still gains many digits; a
+    step that gains less than SLOW_GAIN factors A again at the current poses), dx = W G^T mu (W at the moved poses: the
+    world inverse inertias into ``scratch.spin``, W G^T into ``work.mobility``). Returns False if the rows do not settle
+    in ``linkage.solver.max_sweeps`` steps."""
     rows = linkage.rows
     step = joined.moved
     previous = math.inf
     for _ in range(linkage.solver.max_sweeps):
-        worst = _evaluate_rows(rows, state, world, work.gradient, joined.value)
+        worst = _evaluate_rows(rows, state, world, work.gradient, joined.value, joined.held)
         if worst <= linkage.solver.tolerance:
             return True
         take_spins(bodies, state.quat[world], scratch.spin)
         take_mobilities(rows, bodies, scratch.spin, work.gradient, work.mobility)
         if worst > SLOW_GAIN * previous:
-            factor_rows(rows, work.gradient, work.mobility, joined.rigid, joined)
+            factor_rows(rows, work.gradient, work.mobility, joined.rigid, joined, joined.held)
         previous = worst
         for r in range(rows.kind.size):
             joined.value[r] = -joined.value[r]

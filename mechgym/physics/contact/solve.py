@@ -102,7 +102,7 @@ def open_contacts(linkage, bodies, state, world, h, contacts, scratch, work, joi
         if worst <= VELOCITY_TOLERANCE:
             continue
         if not factored and rows.kind.size > 0 and contacts_touch_rows(rows, world, contacts, False):
-            factor_rows(rows, work.start_gradient, work.mobility, work.compliance, joined)
+            factor_rows(rows, work.start_gradient, work.mobility, work.compliance, joined, joined.rigid)
             factored = True
         for n in range(lo, hi):
             i = scratch.island_members[n]
@@ -187,7 +187,7 @@ def begin_solve(linkage, bodies, state, world, contacts, scratch, work, joined, 
         return
     rows = linkage.rows
     if rows.kind.size > 0 and contacts_touch_rows(rows, world, contacts, False):
-        factor_rows(rows, work.gradient, work.mobility, work.compliance, joined)
+        factor_rows(rows, work.gradient, work.mobility, work.compliance, joined, joined.rigid)
     for i in range(base, base + min(contacts.count[world], capacity)):
         for k in range(3):
             contacts.impulse[i, k] = 0.0
