@@ -249,7 +249,7 @@ class MechgymSimulator(Simulator):
         """The kernel left the state as the failing step found it; raise ``SimulationError`` naming why."""
         if code == TOO_MANY_CONTACTS:
             self._fail(f"the next step found more than {self._capacity} contacts or {self._pairs} candidate geom pairs")
-        parts = f"dt = {self._dt} s, and in parts down to dt / {2 ** MAX_SUBDIVISION}"
+        parts = f"dt = {self._dt} s, and in parts down to dt / {2 ** MAX_SUBDIVISION}{self._fastest_turn()}"
         if code == NON_FINITE:
             self._fail(f"the engine state became non-finite in the next step ({parts})")
         if code == NOT_CONVERGED:
@@ -262,6 +262,18 @@ class MechgymSimulator(Simulator):
             self._fail(f"a confinement could not hold its body in the next step ({parts}): the body does not fit "
                        "inside its surface, or its velocity rule did not converge")
         self._fail(f"the contact solve did not converge in the next step ({parts})")
+
+    def _fastest_turn(self) -> str:
+        """"; the fastest-turning body ..." at the state the failing step started from: a rate the step cannot
+        follow (a motor spinning a light link without bound) is the usual cause; "" if no body turns."""
+        engine, readings = self.engine, self._read_state().bodies
+        rates = [(float(np.linalg.norm(readings[engine.body_index[b], READ_ANGVEL:READ_ANGVEL + 3])), b)
+                 for b in range(1, self.model.nbody) if engine.body_index[b] >= 0]
+        rate, body = max(rates, default=(0.0, 0))
+        if not rate > 0.0:
+            return ""
+        return (f"; the fastest-turning body, {name_of(self.model, mujoco.mjtObj.mjOBJ_BODY, body)!r}, turns at "
+                f"{rate:.4g} rad/s, {rate * self._dt:.3g} rad a step")
 
     def apply_force(self, body: str, force, torque=(0.0, 0.0, 0.0), start: float = 0.0,
                     stop: float = float("inf")) -> None:
