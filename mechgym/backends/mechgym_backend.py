@@ -257,7 +257,7 @@ class MechgymSimulator(Simulator):
                        "velocity-dependent forces are too stiff")
         if code == NOT_PROJECTED:
             self._fail(f"the constraint projection did not converge in the next step ({parts}): the joints, rods "
-                       "or ropes cannot be satisfied, or are too far violated for the step")
+                       f"or ropes cannot be satisfied, or are too far violated for the step{self._limits_beyond()}")
         if code == NOT_CONFINED:
             self._fail(f"a confinement could not hold its body in the next step ({parts}): the body does not fit "
                        "inside its surface, or its velocity rule did not converge")
@@ -274,6 +274,26 @@ class MechgymSimulator(Simulator):
             return ""
         return (f"; the fastest-turning body, {name_of(self.model, mujoco.mjtObj.mjOBJ_BODY, body)!r}, turns at "
                 f"{rate:.4g} rad/s, {rate * self._dt:.3g} rad a step")
+
+    def _limits_beyond(self) -> str:
+        """"; at the step's start ..." for every limited hinge or slide whose coordinate was beyond its range (a
+        keyframe or reset there: the step must bring it back within the step), "" if none."""
+        model, qpos = self.model, self.qpos
+        tolerance = self.engine.linkage.solver.tolerance
+        beyond = []
+        for j in np.flatnonzero(model.jnt_limited):
+            hinge = model.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE
+            if not hinge and model.jnt_type[j] != mujoco.mjtJoint.mjJNT_SLIDE:
+                continue
+            low, high = model.jnt_range[j]
+            value, unit = qpos[model.jnt_qposadr[j]], "rad" if hinge else "m"
+            if not low - tolerance <= value <= high + tolerance:
+                beyond.append(f"joint {name_of(model, mujoco.mjtObj.mjOBJ_JOINT, j)!r} at {value:.6g} {unit}, "
+                              f"beyond its range [{low:.6g}, {high:.6g}] {unit}")
+        if not beyond:
+            return ""
+        return (f"; at the step's start {'; '.join(beyond)} (MJCF reads a hinge's range in degrees unless "
+                '<compiler angle="radian"/>)')
 
     def apply_force(self, body: str, force, torque=(0.0, 0.0, 0.0), start: float = 0.0,
                     stop: float = float("inf")) -> None:

@@ -220,6 +220,24 @@ def test_a_failure_names_the_fastest_turning_body_and_its_rate():
         sim.step(1)
 
 
+@pytest.mark.parametrize("compiler", ["", '<compiler angle="radian"/>'])
+def test_a_keyframe_beyond_a_limit_is_named_in_the_failure(compiler):
+    """range="-0.5 0.5" is +-0.5 degrees unless the compiler reads angles in radians: a keyframe at 0.4 rad is then
+    0.39 rad past the limit, which no step can take back without spinning the arm up to 390 rad/s within it (1 ms);
+    the failure names the joint, its value and its range. In radians the arm swings down from the keyframe."""
+    xml = (f'<mujoco>{compiler}<worldbody><body name="arm"><joint name="j" type="hinge" axis="0 1 0" limited="true" '
+           'range="-0.5 0.5"/><geom type="capsule" fromto="0 0 0 0 0 -0.5" size="0.02" mass="1"/></body>'
+           '</worldbody><keyframe><key qpos="0.4"/></keyframe></mujoco>')
+    sim = mechgym.load(xml, backend="mechgym", dt=1e-3)
+    if compiler:
+        sim.step(100)
+        assert 0.0 < sim.qpos[0] < 0.4
+        return
+    with pytest.raises(SimulationError, match=r"joint 'j' at 0\.4 rad, beyond its range \[-0\.00872665, 0\.00872665\] "
+                                              r"rad \(MJCF reads a hinge's range in degrees"):
+        sim.step(1)
+
+
 def _contacts_equal(first, second):
     assert [(c.geom1, c.geom2) for c in first] == [(c.geom1, c.geom2) for c in second]
     for a, b in zip(first, second, strict=True):
