@@ -7,9 +7,15 @@ restitution 0, 0.3 or 0.8, friction 0.2-1.2) and 0-2 chains (at least one body i
 a position servo (kp 1-1000, kv up to 0.2 kp) or a motor, links of 10 g-10 kg, one in five a point-like bob (a 1 or
 10 mm sphere at the end of its link: inertia ratios up to 1e6). Scenes whose geoms start within 1 mm of each other
 are drawn again. A run holds random controls for 50 ms at a time and, in half the scenes, pushes one body with a
-random force of up to about its weight over a random window."""
+random force of up to about its weight over a random window.
+
+A hinge's limit is drawn as 0.2-1.5 and MJCF reads a hinge's range in degrees: by default such a hinge is nearly
+locked (+-0.2 to 1.5 degrees, at its limit most of the time). With ``wide_limits`` the range is that many radians,
+so that links swing into their stops at speed."""
 
 from __future__ import annotations
+
+import math
 
 import mujoco
 import numpy as np
@@ -31,12 +37,14 @@ def _geom(rng, name: str, size: float, mass: float, pos: str = "0 0 0") -> str:
             f'friction="{rng.choice([0.2, 0.7, 1.2])} 0.005 0.0001"/>')
 
 
-def _joint(rng, name: str, kind: str, actuated: bool) -> tuple[str, str]:
+def _joint(rng, name: str, kind: str, actuated: bool, wide_limits: bool) -> tuple[str, str]:
     """(the joint's MJCF, its actuator's MJCF or "")."""
     axis = " ".join(f"{a:.2f}" for a in rng.normal(size=3))
     extra = ""
     if kind != "ball" and rng.uniform() < 0.4:
         limit = rng.uniform(0.2, 1.5) if kind == "hinge" else rng.uniform(0.02, 0.2)
+        if kind == "hinge" and wide_limits:
+            limit = math.degrees(limit)
         extra += f' limited="true" range="{-limit:.3f} {limit:.3f}"'
     if kind != "ball" and rng.uniform() < 0.4:
         extra += f' damping="{10 ** rng.uniform(-2, 1):.3g}"'
@@ -51,7 +59,7 @@ def _joint(rng, name: str, kind: str, actuated: bool) -> tuple[str, str]:
     return f'<joint name="{name}" type="{kind}" axis="{axis}"{extra}/>', actuator
 
 
-def random_scene(rng, actuated: bool = True) -> str:
+def random_scene(rng, actuated: bool = True, wide_limits: bool = False) -> str:
     custom, bodies, actuators = [], [], []
     free = int(rng.integers(0, 4))
     for k in range(free):
@@ -64,7 +72,8 @@ def random_scene(rng, actuated: bool = True) -> str:
         x, y = rng.uniform(-0.4, 0.4, 2)
         inner = ""
         for j in reversed(range(int(rng.integers(1, 4)))):
-            joint, actuator = _joint(rng, f"c{c}j{j}", rng.choice(["hinge", "hinge", "slide", "ball"]), actuated)
+            joint, actuator = _joint(rng, f"c{c}j{j}", rng.choice(["hinge", "hinge", "slide", "ball"]), actuated,
+                                     wide_limits)
             actuators.append(actuator)
             length, mass = rng.uniform(0.05, 0.3), 10 ** rng.uniform(-2, 1)
             if rng.uniform() < 0.2:  # a point-like bob at the end of the link
@@ -78,10 +87,10 @@ def random_scene(rng, actuated: bool = True) -> str:
             f'{"".join(bodies)}</worldbody><actuator>{"".join(actuators)}</actuator></mujoco>')
 
 
-def clear_random_scene(rng, actuated: bool = True) -> str:
+def clear_random_scene(rng, actuated: bool = True, wide_limits: bool = False) -> str:
     """A ``random_scene`` whose geoms start at least 1 mm apart (MuJoCo's collision at the initial pose)."""
     while True:
-        xml = random_scene(rng, actuated)
+        xml = random_scene(rng, actuated, wide_limits)
         model = mujoco.MjModel.from_xml_string(xml)
         data = mujoco.MjData(model)
         mujoco.mj_forward(model, data)
@@ -89,11 +98,11 @@ def clear_random_scene(rng, actuated: bool = True) -> str:
             return xml
 
 
-def drive(seed: int, dt: float, seconds: float = 1.0):
+def drive(seed: int, dt: float, seconds: float = 1.0, wide_limits: bool = False):
     """Scene ``seed`` run for ``seconds`` at ``dt``: random controls held 50 ms each, and in half the scenes a
     random force window on one body. Returns the simulator; raises what it raises."""
     rng = np.random.default_rng(seed)
-    sim = mechgym.load(clear_random_scene(rng), backend="mechgym", dt=dt)
+    sim = mechgym.load(clear_random_scene(rng, wide_limits=wide_limits), backend="mechgym", dt=dt)
     model = sim.model
     if rng.uniform() < 0.5:
         body = int(rng.integers(1, model.nbody))
@@ -114,6 +123,19 @@ def test_random_scenes_run_without_a_simulation_error(dt):
     for seed in range(90):
         try:
             drive(seed, dt)
+        except SimulationError as error:
+            failed[seed] = str(error)
+    assert not failed, failed
+
+
+@pytest.mark.parametrize("dt", [0.001, 0.002, 0.005, 0.01])
+def test_random_scenes_with_hinges_swinging_into_wide_limits_run(dt):
+    """The ninety scenes with each limited hinge's range in radians (+-0.2 to 1.5 rad, ``wide_limits``) rather than
+    degrees: links swing into their stops at speed instead of resting against them."""
+    failed = {}
+    for seed in range(90):
+        try:
+            drive(seed, dt, wide_limits=True)
         except SimulationError as error:
             failed[seed] = str(error)
     assert not failed, failed
