@@ -424,13 +424,25 @@ def turns_from_qpos(coordinates: Coordinates, qpos: np.ndarray, turns: np.ndarra
 @kernel(inline=True)
 def coordinate_value(coordinates, c, state, world, turns, grad):
     """g of coordinate c's measuring row (rad or m, 0 at qpos0), its gradient into ``grad`` (12,); a hinge
-    angle, which the row gives in (-pi, pi], is unwrapped to the turn nearest the previous angle turns[c]:
-    g + 2 pi round((turns[c] - g) / (2 pi)), so the bodies must turn less than pi relative to each other
-    between two evaluations that update ``turns``."""
+    angle, which the row gives in (-pi, pi], is unwrapped to the turn nearest the reference turns[c]:
+    g + 2 pi round((turns[c] - g) / (2 pi)), so the bodies must be within pi of it (the last step's angle, advanced
+    by ``advance_turns`` after the drift)."""
     value = evaluate_row(coordinates.rows, c, state, world, grad)
     if coordinates.hinge[c]:
         value += 2.0 * math.pi * round((turns[c] - value) / (2.0 * math.pi))
     return value
+
+
+@kernel(inline=True)
+def advance_turns(coordinates, bodies, state, world, turns, h, grad, omega):
+    """turns[c] += h G v for every hinge coordinate (G v its rate at the current poses and velocities, rad/s): after a
+    drift of h, the angle the hinge has about reached, as the reference of ``coordinate_value``, so that a hinge that
+    turned by more than pi in the step (400 rad/s at dt = 10 ms) unwraps to the turn it made, not to the angle nearest
+    the last one. ``grad`` (12,), ``omega`` (3,): scratch."""
+    for c in range(coordinates.hinge.size):
+        if coordinates.hinge[c]:
+            evaluate_row(coordinates.rows, c, state, world, grad)
+            turns[c] += h * row_rate(coordinates.rows, bodies, state, world, c, grad, omega)
 
 
 @kernel(inline=True)

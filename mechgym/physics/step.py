@@ -12,6 +12,8 @@ One step of length h from t_k = k h (k = the global step index, so time is never
                  separating, within the friction cones                      (contact.open_contacts)
   drift          c <- c + h v;  q <- free-rotor flow of h with L fixed (rotation.free_rotor_drift)
   shake          impulses along G(x_k) on the half-step (v, L) until x_{k+1} satisfies every row
+  advance turns  each hinge's reference angle += h x its rate, for unwrapping its angle at x_{k+1}
+                                                                                  (joints.advance_turns)
   damper rates   the dampers' rates at x_{k+1} and the half-step (v, L)     (constraints.start_damper_rates)
   closing kick   v' = v + h/2 (g + F(x_{k+1}, v')/m) + J[t_k + h/2, t_{k+1})/m  (and L' likewise)
   project        impulses along G(x_{k+1}) until G(x_{k+1}) v' = 0              (constraints.project_velocity)
@@ -111,7 +113,7 @@ from .contact import (
 )
 from .forces import CoordinateScratch, applied_wrench, window_impulse
 from .jit import kernel, zero_arrays
-from .joints import read_state, update_turns
+from .joints import advance_turns, read_state, update_turns
 from .kinematics import FRAME_SIZE
 from .lazy import unpack_lazy
 from .rotation import free_rotor_drift
@@ -435,6 +437,8 @@ def _step(bodies, actuators, env, linkage, geoms, confinements, windows, state, 
     if constrained and (shake(rows, bodies, solver, state, world, h, work) < 0
                         or kinetic_energy(bodies, state, world) > SHAKE_HEATING * kinetic + SHAKE_HEATING_FLOOR):
         return NOT_PROJECTED
+    if constrained:
+        advance_turns(linkage.coordinates, bodies, state, world, state.turns[world], h, scratch.grad, scratch.omega)
     engaged = False  # contact stages past find_contacts needed (module docstring)
     if contacting:
         found = find_contacts(geoms, bodies, env, state, world, t1, h, work.com0, work.quat0, work.vel0,

@@ -10,6 +10,7 @@ import mujoco
 import numpy as np
 import pytest
 
+import mechgym
 from mechgym.errors import SceneError
 from mechgym.physics import constraints as rattle
 from mechgym.physics.joints import build_constraints, state_from_mujoco, store_coordinates, turns_from_qpos
@@ -129,6 +130,37 @@ def test_hinge_angles_unwrap_across_turns():
         state_from_mujoco(model, forward(model, [angle], [0.0]), body_index, state, 0)
         store_coordinates(coordinates, bodies, state, 0, turns, np.zeros((8, 3)), np.zeros(12), qpos, qvel)
         assert qpos[0] == pytest.approx(angle, abs=1e-12)
+
+
+_WHEEL = ('<mujoco><option gravity="0 0 0"/><worldbody><body name="wheel"><joint name="j" type="hinge" axis="0 0 1"/>'
+          '<geom type="cylinder" size="0.1 0.01" mass="1"/></body></worldbody>{}</mujoco>')
+
+
+@pytest.mark.parametrize("rate", [100.0, 400.0, 1000.0, -3000.0])
+def test_a_hinge_turning_more_than_half_a_turn_a_step_reads_the_turns_it_made(rate):
+    """A free wheel at ``rate`` rad/s, dt = 10 ms: 1, 4, 10 and 30 rad a step. Its angle was unwrapped to the one
+    nearest the last step's, so that beyond pi a step (314 rad/s) the wheel read as turning backwards (400 rad/s:
+    qpos -228 rad after 1 s); the reference is now advanced by the step's turn (``joints.advance_turns``).
+    Closed form: qpos = rate t (a free spin about a principal axis)."""
+    sim = mechgym.load(_WHEEL.format(""), backend="mechgym", dt=0.01)
+    sim.reset(qvel=[rate])
+    sim.step(100)
+    assert sim.qpos[0] == pytest.approx(rate * 1.0, rel=1e-12)
+
+
+def test_a_position_servo_on_a_fast_wheel_converges_at_second_order():
+    """A weak position servo (kp 0.01 N m/rad) slows a wheel spun at 400 rad/s over 0.5 s; at dt = 10 ms (4 rad a
+    step) it read the aliased angle, and its torque pumped the wheel to 455 rad/s instead of slowing it to 304. The
+    speed's error against dt = 0.1 ms now falls by four as dt halves from 10 to 5 ms (velocity Verlet's order)."""
+    speeds = {}
+    for dt in (0.01, 0.005, 1e-4):
+        sim = mechgym.load(_WHEEL.format('<actuator><position joint="j" kp="0.01"/></actuator>'), backend="mechgym",
+                           dt=dt)
+        sim.reset(qvel=[400.0])
+        sim.step(round(0.5 / dt))
+        speeds[dt] = sim.qvel[0]
+    assert 300.0 < speeds[1e-4] < 310.0
+    assert 3.5 < abs(speeds[0.01] - speeds[1e-4]) / abs(speeds[0.005] - speeds[1e-4]) < 4.5
 
 
 EQUALITIES = f"""<mujoco>{NO_CONTACT}<worldbody>
