@@ -264,8 +264,9 @@ class MechgymSimulator(Simulator):
         self._fail(f"the contact solve did not converge in the next step ({parts})")
 
     def _fastest_turn(self) -> str:
-        """"; the fastest-turning body ..." at the state the failing step started from: a rate the step cannot
-        follow (a motor spinning a light link without bound) is the usual cause; "" if no body turns."""
+        """The failure message's clause on the fastest-turning body at the state the failing step started from (a
+        rate the step cannot follow, a motor spinning a light link without bound, is the usual cause); "" if no body
+        turns."""
         engine, readings = self.engine, self._read_state().bodies
         rates = [(float(np.linalg.norm(readings[engine.body_index[b], READ_ANGVEL:READ_ANGVEL + 3])), b)
                  for b in range(1, self.model.nbody) if engine.body_index[b] >= 0]
@@ -276,8 +277,8 @@ class MechgymSimulator(Simulator):
                 f"{rate:.4g} rad/s, {rate * self._dt:.3g} rad a step")
 
     def _limits_beyond(self) -> str:
-        """"; at the step's start ..." for every limited hinge or slide whose coordinate was beyond its range (a
-        keyframe or reset there: the step must bring it back within the step), "" if none."""
+        """The failure message's clause on every limited hinge or slide whose coordinate was beyond its range at the
+        failing step's start (a keyframe or reset there: the step must bring it back within itself); "" if none."""
         model, qpos = self.model, self.qpos
         tolerance = self.engine.linkage.solver.tolerance
         beyond = []
