@@ -89,11 +89,7 @@ def correct_positions(geoms, linkage, bodies, state, world, contacts, scratch, w
     scratch.pressed[:] = False
     total, deepest = 0, 0.0
     for p in range(POSITION_PASSES):
-        for b in range(state.com.shape[1]):
-            for k in range(4):
-                if k < 3:
-                    scratch.com_before[b, k] = state.com[world, b, k]
-                scratch.quat_before[b, k] = state.quat[world, b, k]
+        _copy_poses(state.com[world], state.quat[world], scratch.com_before, scratch.quat_before)
         sweeps = _correct(linkage, bodies, state, world, contacts, scratch, work, joined)
         if sweeps < 0 or (halvable and _largest_turn(scratch.displacement) > CORRECTION_TURN):
             return -1
@@ -197,7 +193,7 @@ def _correct(linkage, bodies, state, world, contacts, scratch, work, joined):
         sweeps = _correct_holding(linkage, bodies, state, world, contacts, scratch, work, joined)
         if sweeps < 0 or not _hold_violated(linkage, joined):
             return sweeps
-        _restore_poses(state, world, scratch)
+        _copy_poses(scratch.com_before, scratch.quat_before, state.com[world], state.quat[world])
     return -1
 
 
@@ -257,13 +253,14 @@ def _hold_violated(linkage, joined):
 
 
 @kernel(inline=True)
-def _restore_poses(state, world, scratch):
-    """The poses as the pass found them (``scratch.com_before``, ``scratch.quat_before``)."""
-    for b in range(state.com.shape[1]):
+def _copy_poses(com, quat, com_into, quat_into):
+    """The bodies' poses into ``com_into`` (B, 3, m) and ``quat_into`` (B, 4) from ``com`` and ``quat``: a pass's
+    start kept, and put back for its rerun."""
+    for b in range(com.shape[0]):
         for k in range(4):
             if k < 3:
-                state.com[world, b, k] = scratch.com_before[b, k]
-            state.quat[world, b, k] = scratch.quat_before[b, k]
+                com_into[b, k] = com[b, k]
+            quat_into[b, k] = quat[b, k]
 
 
 @kernel(inline=True)
