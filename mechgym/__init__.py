@@ -20,7 +20,7 @@ from ._bundled import bind_source_envs  # noqa: E402
 bind_source_envs(__name__, Path(__file__).resolve().parent)
 
 from .backends import BACKENDS  # noqa: E402
-from .errors import SceneError, SimulationError  # noqa: E402
+from .errors import SceneError, SimulationError, StartWarning  # noqa: E402
 from .registration import ENVIRONMENTS, register_environments  # noqa: E402
 from .scene import bundled_scenes, compile_model  # noqa: E402
 from .simulator import BodyState, Contact, Event, SimState, Simulator, validate_dt  # noqa: E402
@@ -28,7 +28,7 @@ from .simulator import BodyState, Contact, Event, SimState, Simulator, validate_
 __version__ = "0.1.0"
 __all__ = [
     "ENVIRONMENTS", "BodyState", "Contact", "Event", "SceneError", "SimState", "SimulationError", "Simulator",
-    "bundled_scenes", "load",
+    "StartWarning", "bundled_scenes", "load",
 ]
 
 

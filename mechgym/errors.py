@@ -1,4 +1,4 @@
-"""The two error types mechgym raises beyond the builtin ``ValueError`` for bad arguments."""
+"""The two error types mechgym raises beyond the builtin ``ValueError`` for bad arguments, and its one warning."""
 
 
 class SceneError(Exception):
@@ -19,3 +19,9 @@ class SimulationError(RuntimeError):
 
     The simulator that raised it refuses to step until ``reset()`` or ``set_state()``.
     """
+
+
+class StartWarning(UserWarning):
+    """A reset whose initial state a backend had to change: on the in-house engine, a hinge or slide coordinate
+    beyond its joint's range, started at the bound instead (its limits are hard). Issued once per simulator and
+    joint; ``warnings.filterwarnings("ignore", category=mechgym.StartWarning)`` silences it."""

@@ -362,7 +362,9 @@ class Simulator(ABC):
 
         The state is the scene's first keyframe (else ``qpos0`` at rest with zero controls); ``qpos`` (nq,),
         ``qvel`` (nv,) in MuJoCo's joint layout and ``ctrl`` (nu,), when given, replace the keyframe's.
-        Free and ball joints' quaternions are normalised. Bad shapes or non-finite values raise ``ValueError``.
+        Free and ball joints' quaternions are normalised. Bad shapes or non-finite values raise ``ValueError``. On the
+        in-house engine, whose limits are hard, a hinge or slide beyond its range starts at the bound (with a
+        ``StartWarning``), and a rope stretched beyond its range is a ``ValueError``.
         """
         model = self.model
         keyed = model.nkey > 0

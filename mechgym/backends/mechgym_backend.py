@@ -20,13 +20,14 @@ reset). Impacts the kernel records become ``events``.
 from __future__ import annotations
 
 import sys
+import warnings
 
 import mujoco
 import numpy as np
 from numba import njit
 from numba.core import event
 
-from ..errors import SimulationError
+from ..errors import SimulationError, StartWarning
 from ..physics import State, StepScratch, Windows, build_model
 from ..physics.confinement import check_not_a_force_target
 from ..physics.constraints import DISTANCE, LIN_B
@@ -161,6 +162,12 @@ class MechgymSimulator(Simulator):
                                 engine.body_index, engine.static_pos, engine.static_quat)
         # a MuJoCo data for the initial poses' frames at a reset (an RL run resets every few hundred steps)
         self._reset_data = mujoco.MjData(model)
+        # the limited hinges and slides (joint ids, qpos addresses) that a reset keeps within their ranges, and those
+        # whose start beyond one was warned of (``_start_within_ranges``)
+        limited = np.flatnonzero(model.jnt_limited & np.isin(model.jnt_type, (mujoco.mjtJoint.mjJNT_HINGE,
+                                                                               mujoco.mjtJoint.mjJNT_SLIDE)))
+        self._limited = limited, model.jnt_qposadr[limited]
+        self._warned_starts: set[int] = set()
         self.reset()
 
     # ----------------------------------------------------------------- stepping
@@ -257,7 +264,7 @@ class MechgymSimulator(Simulator):
                        "velocity-dependent forces are too stiff")
         if code == NOT_PROJECTED:
             self._fail(f"the constraint projection did not converge in the next step ({parts}): the joints, rods "
-                       f"or ropes cannot be satisfied, or are too far violated for the step{self._limits_beyond()}")
+                       "or ropes cannot be satisfied, or are too far violated for the step")
         if code == NOT_CONFINED:
             self._fail(f"a confinement could not hold its body in the next step ({parts}): the body does not fit "
                        "inside its surface, or its velocity rule did not converge")
@@ -276,25 +283,49 @@ class MechgymSimulator(Simulator):
         return (f"; the fastest-turning body, {name_of(self.model, mujoco.mjtObj.mjOBJ_BODY, body)!r}, turns at "
                 f"{rate:.4g} rad/s, {rate * self._dt:.3g} rad a step")
 
-    def _limits_beyond(self) -> str:
-        """The failure message's clause on every limited hinge or slide whose coordinate was beyond its range at the
-        failing step's start (a keyframe or reset there: the step must bring it back within itself); "" if none."""
-        model, qpos = self.model, self.qpos
+    def _start_within_ranges(self, qpos: np.ndarray) -> None:
+        """Put each limited hinge or slide coordinate of ``qpos`` (in place) that is beyond its joint's range at the
+        bound, with a ``StartWarning`` once per joint when it was beyond by more than the rows' tolerance. The
+        engine's limits are hard rows: a step that starts beyond one must bring it back within the step, an impulse
+        of the excess over dt that spins the body up (0.39 rad in 1 ms: 390 rad/s) and fails the step in every part;
+        MuJoCo's soft limits push it back over a few steps. A start beyond a range is often a range read in degrees:
+        MJCF reads a hinge's so unless ``<compiler angle="radian"/>``."""
+        model, (joints, adr) = self.model, self._limited
+        low, high = model.jnt_range[joints, 0], model.jnt_range[joints, 1]
+        values = qpos[adr]
+        inside = np.clip(values, low, high)
+        if np.array_equal(values, inside):
+            return
+        qpos[adr] = inside
         tolerance = self.engine.linkage.solver.tolerance
-        beyond = []
-        for j in np.flatnonzero(model.jnt_limited):
-            hinge = model.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE
-            if not hinge and model.jnt_type[j] != mujoco.mjtJoint.mjJNT_SLIDE:
-                continue
-            low, high = model.jnt_range[j]
-            value, unit = qpos[model.jnt_qposadr[j]], "rad" if hinge else "m"
-            if not low - tolerance <= value <= high + tolerance:
-                beyond.append(f"joint {name_of(model, mujoco.mjtObj.mjOBJ_JOINT, j)!r} at {value:.6g} {unit}, "
-                              f"beyond its range [{low:.6g}, {high:.6g}] {unit}")
-        if not beyond:
-            return ""
-        return (f"; at the step's start {'; '.join(beyond)} (MJCF reads a hinge's range in degrees unless "
-                '<compiler angle="radian"/>)')
+        for j, value, bound in zip(joints, values, inside, strict=True):
+            if abs(value - bound) > tolerance and j not in self._warned_starts:
+                self._warned_starts.add(j)
+                unit = "rad" if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE else "m"
+                message = (f"joint {name_of(model, mujoco.mjtObj.mjOBJ_JOINT, j)!r} starts at {value:.6g} {unit}, "
+                           f"beyond its range [{model.jnt_range[j, 0]:.6g}, {model.jnt_range[j, 1]:.6g}] {unit}: the "
+                           f"in-house engine starts it at {bound:.6g} (its limits are hard; MJCF reads a hinge's "
+                           'range in degrees unless <compiler angle="radian"/>)')
+                warnings.warn(message, StartWarning, stacklevel=4)
+
+    def _check_ropes(self, data: mujoco.MjData) -> None:
+        """Raise ``ValueError`` for a rope (a limited tendon) whose length at the start (``data`` after
+        ``mj_kinematics``) is beyond its range by more than the rows' tolerance: the engine's ropes are hard, and unlike
+        a hinge or slide (``_start_within_ranges``) a rope has no coordinate of its own to put at its bound; its first
+        step would fail."""
+        model = self.model
+        ropes = np.flatnonzero(model.tendon_limited)
+        if ropes.size == 0:
+            return
+        mujoco.mj_tendon(model, data)
+        tolerance = self.engine.linkage.solver.tolerance
+        for t in ropes:
+            low, high = model.tendon_range[t]
+            length = data.ten_length[t]
+            if length > high + tolerance or (low > 0.0 and length < low - tolerance):
+                raise ValueError(f"tendon {name_of(model, mujoco.mjtObj.mjOBJ_TENDON, t)!r} starts at length "
+                                 f"{length:.6g} m, beyond its range [{low:.6g}, {high:.6g}] m: the in-house engine's "
+                                 "ropes are hard, and cannot start stretched beyond their range")
 
     def apply_force(self, body: str, force, torque=(0.0, 0.0, 0.0), start: float = 0.0,
                     stop: float = float("inf")) -> None:
@@ -408,7 +439,9 @@ class MechgymSimulator(Simulator):
         model, data = self.model, self._reset_data
         mujoco.mj_resetData(model, data)
         data.qpos[:], data.qvel[:] = qpos, qvel
+        self._start_within_ranges(data.qpos)
         mujoco.mj_kinematics(model, data)
+        self._check_ropes(data)
         mujoco.mj_comPos(model, data)
         mujoco.mj_comVel(model, data)
         state_from_mujoco(model, data, self.engine.body_index, self._state, 0)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import re
+import warnings
 
 import mujoco
 import numpy as np
@@ -221,21 +223,69 @@ def test_a_failure_names_the_fastest_turning_body_and_its_rate():
 
 
 @pytest.mark.parametrize("compiler", ["", '<compiler angle="radian"/>'])
-def test_a_keyframe_beyond_a_limit_is_named_in_the_failure(compiler):
+def test_a_keyframe_beyond_a_limit_starts_at_the_bound_with_a_warning(compiler):
     """range="-0.5 0.5" is +-0.5 degrees unless the compiler reads angles in radians: a keyframe at 0.4 rad is then
-    0.39 rad past the limit, which no step can take back without spinning the arm up to 390 rad/s within it (1 ms);
-    the failure names the joint, its value and its range. In radians the arm swings down from the keyframe."""
+    0.39 rad past the limit, which no step can take back without spinning the arm up to 390 rad/s within it (1 ms):
+    every step failed, in every part. The engine's limits are hard, so the reset starts the arm at the bound, with a
+    StartWarning that names the joint, its value and range and the degrees (once per simulator); the arm then
+    starts at rest there, its energy the closed form -m g (l/2) cos(theta), and swings within its range. In
+    radians the keyframe is inside its range: no warning, and the arm swings down from it."""
     xml = (f'<mujoco>{compiler}<worldbody><body name="arm"><joint name="j" type="hinge" axis="0 1 0" limited="true" '
            'range="-0.5 0.5"/><geom type="capsule" fromto="0 0 0 0 0 -0.5" size="0.02" mass="1"/></body>'
            '</worldbody><keyframe><key qpos="0.4"/></keyframe></mujoco>')
-    sim = mechgym.load(xml, backend="mechgym", dt=1e-3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sim = mechgym.load(xml, backend="mechgym", dt=1e-3)
+        sim.reset()
+    bound = 0.5 if compiler else math.radians(0.5)
+    start = 0.4 if compiler else bound
+    assert sim.qpos[0] == pytest.approx(start, abs=1e-15)
+    assert sim.energy() == pytest.approx(-9.81 * 0.25 * math.cos(start), rel=1e-12)
+    starts = [w for w in caught if issubclass(w.category, mechgym.StartWarning)]
     if compiler:
-        sim.step(100)
-        assert 0.0 < sim.qpos[0] < 0.4
-        return
-    with pytest.raises(SimulationError, match=r"joint 'j' at 0\.4 rad, beyond its range \[-0\.00872665, 0\.00872665\] "
-                                              r"rad \(MJCF reads a hinge's range in degrees"):
+        assert not starts
+    else:
+        assert len(starts) == 1
+        assert re.search(r"joint 'j' starts at 0\.4 rad, beyond its range \[-0\.00872665, 0\.00872665\] rad: the "
+                         r"in-house engine starts it at 0\.00872665 .*MJCF reads a hinge's range in degrees",
+                         str(starts[0].message))
+    tolerance = sim.engine.linkage.solver.tolerance
+    for _ in range(100):
         sim.step(1)
+        assert -bound - tolerance <= sim.qpos[0] <= min(start, bound) + tolerance
+    assert sim.qpos[0] < start
+
+
+def test_a_reset_beyond_a_slide_range_starts_at_the_bound():
+    """A slide reset 5 cm beyond its 0.1 m range starts at the bound (in m), warned once per simulator: a second reset
+    beyond it warns no more; a reset within tolerance of the bound does not warn."""
+    xml = ('<mujoco><worldbody><body name="carriage"><joint name="s" type="slide" axis="1 0 0" limited="true" '
+           'range="-0.1 0.1"/><geom type="box" size="0.02 0.02 0.02" mass="1"/></body></worldbody></mujoco>')
+    sim = mechgym.load(xml, backend="mechgym", dt=1e-3)
+    with pytest.warns(mechgym.StartWarning, match=r"joint 's' starts at 0\.15 m, beyond its range \[-0\.1, 0\.1\] m"):
+        sim.reset(qpos=[0.15], qvel=[1.0])
+    assert sim.qpos[0] == pytest.approx(0.1, abs=1e-15) and sim.qvel[0] == pytest.approx(1.0, abs=1e-15)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sim.reset(qpos=[-0.3])
+        assert sim.qpos[0] == pytest.approx(-0.1, abs=1e-15)
+        sim.step(10)  # (gravity along the slide's normal: it rests at the bound)
+        assert sim.qpos[0] == pytest.approx(-0.1, abs=sim.engine.linkage.solver.tolerance)
+
+
+def test_a_rope_stretched_beyond_its_range_at_the_start_is_refused():
+    """A rope has no coordinate of its own that a reset could put at its bound: a start 0.1 m beyond its range is a
+    ValueError naming the tendon, its length and range (its first step failed with "the constraint projection did
+    not converge"); a taut start runs, the bob hanging at rest at the rope's length."""
+    xml = ('<mujoco><worldbody><site name="top" pos="0 0 1"/><body name="bob" pos="0 0 {z}"><freejoint/>'
+           '<geom type="sphere" size="0.05" mass="1"/><site name="s"/></body></worldbody><tendon>'
+           '<spatial name="rope" limited="true" range="0 0.5"><site site="top"/><site site="s"/></spatial></tendon>'
+           '</mujoco>')
+    with pytest.raises(ValueError, match=r"tendon 'rope' starts at length 0\.6 m, beyond its range \[0, 0\.5\] m"):
+        mechgym.load(xml.format(z=0.4), backend="mechgym", dt=1e-3)
+    sim = mechgym.load(xml.format(z=0.5), backend="mechgym", dt=1e-3)
+    sim.step(100)
+    assert sim.qpos[2] == pytest.approx(0.5, abs=1e-12)
 
 
 def _contacts_equal(first, second):
