@@ -19,6 +19,7 @@ reset). Impacts the kernel records become ``events``.
 
 from __future__ import annotations
 
+import math
 import sys
 import warnings
 
@@ -55,6 +56,10 @@ from ..simulator import FRAME_ANGVEL, FRAME_LINVEL, FRAME_POS, FRAME_QUAT, Conta
 # (a box resting on a face has 4 contacts, on an edge of another box up to 8), impacts recorded per
 # ``step(n)`` call.
 CONTACTS, CONTACTS_PER_BODY, PAIRS, PAIRS_PER_GEOM, EVENTS = 64, 8, 1024, 16, 1024
+# m or rad: an equality that a failing step started further off than this is named in the failure
+# (``_equalities_off``); a step leaves its rows within the solver's tolerance (1e-12 and below), and MuJoCo's measure
+# of them differs from the engine's by round-off
+EQUALITY_OFF = 1e-9
 
 _NO_WINDOWS = Windows.empty()
 _RUN = Direct(run)  # (``step_many``'s: every simulator's own for its ``step``)
@@ -264,7 +269,7 @@ class MechgymSimulator(Simulator):
                        "velocity-dependent forces are too stiff")
         if code == NOT_PROJECTED:
             self._fail(f"the constraint projection did not converge in the next step ({parts}): the joints, rods "
-                       "or ropes cannot be satisfied, or are too far violated for the step")
+                       f"or ropes cannot be satisfied, or are too far violated for the step{self._equalities_off()}")
         if code == NOT_CONFINED:
             self._fail(f"a confinement could not hold its body in the next step ({parts}): the body does not fit "
                        "inside its surface, or its velocity rule did not converge")
@@ -282,6 +287,31 @@ class MechgymSimulator(Simulator):
             return ""
         return (f"; the fastest-turning body, {name_of(self.model, mujoco.mjtObj.mjOBJ_BODY, body)!r}, turns at "
                 f"{rate:.4g} rad/s, {rate * self._dt:.3g} rad a step")
+
+    def _equalities_off(self) -> str:
+        """The failure message's clause on every active equality (connect, weld, rod) that the failing step's start
+        violates by more than EQUALITY_OFF, by MuJoCo's own measure (``efc_pos`` after ``mj_forward``): a weld's
+        relpose or a keyframe that does not hold it, which MuJoCo's soft equality pulls together over a few steps and
+        the engine's hard rows must close within one; "" if none."""
+        model, data = self.model, self._reset_data
+        data.qpos[:], data.qvel[:] = self.qpos, 0.0
+        mujoco.mj_forward(model, data)
+        rows = data.efc_type[:data.nefc] == mujoco.mjtConstraint.mjCNSTR_EQUALITY
+        off = []
+        for e in np.unique(data.efc_id[:data.nefc][rows]):
+            residual = data.efc_pos[:data.nefc][rows & (data.efc_id[:data.nefc] == e)]
+            distance = float(np.linalg.norm(residual[:3]))
+            words = [f"off by {distance:.3g} m"] if distance > EQUALITY_OFF else []
+            if model.eq_type[e] == mujoco.mjtEq.mjEQ_WELD:  # (rows 3-5: sin(angle / 2) times the axis and torquescale)
+                angle = 2.0 * math.asin(min(1.0, np.linalg.norm(residual[3:6]) / model.eq_data[e, 10]))
+                words += [f"turned by {angle:.3g} rad"] if angle > EQUALITY_OFF else []
+            if words:
+                name = name_of(model, mujoco.mjtObj.mjOBJ_EQUALITY, e)
+                off.append(f"equality {name!r} ({mujoco.mjtEq(model.eq_type[e]).name[5:].lower()}) {', '.join(words)}")
+        if not off:
+            return ""
+        return (f"; at the step's start {'; '.join(off)} (the engine's equalities are hard: they must hold at the "
+                "start; MJCF computes a weld's relpose from qpos0 when it is not given)")
 
     def _start_within_ranges(self, qpos: np.ndarray) -> None:
         """Put each limited hinge or slide coordinate of ``qpos`` (in place) that is beyond its joint's range at the

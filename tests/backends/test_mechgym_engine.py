@@ -205,11 +205,31 @@ def _conflicting_rods() -> str:
 def test_rods_that_cannot_all_hold_are_reported_and_the_state_is_kept():
     sim = mechgym.load(_conflicting_rods(), backend="mechgym", dt=1e-3)
     before = sim.qpos
-    with pytest.raises(SimulationError, match="constraint projection did not converge"):
+    with pytest.raises(SimulationError, match=r"constraint projection did not converge.*at the step's start equality "
+                                              r"'<equality #1>' \(tendon\) off by 0\.1 m \(the engine's equalities"):
         sim.step(5)
     assert sim.step_count == 0 and np.array_equal(sim.qpos, before)
     with pytest.raises(SimulationError, match="failed earlier"):
         sim.step(1)
+
+
+def test_a_weld_that_does_not_hold_at_the_start_is_named_in_the_failure():
+    """A weld whose relpose puts the box 0.2 m along x and 0.2 m below where it starts, turned 20 degrees from it:
+    MuJoCo's soft weld pulls the two together over a few steps; the engine's rows must close 0.28 m within one
+    step, which fails in every part, and the failure names the weld with both offsets by MuJoCo's measure
+    (sqrt(0.2^2 + 0.2^2) = 0.283 m, 20 degrees = 0.349 rad). A weld that holds at the start (its relpose from
+    qpos0) runs."""
+    weld = ('<mujoco><worldbody><body name="arm" pos="0 0 1"><joint type="hinge" axis="0 1 0"/><geom type="capsule" '
+            'fromto="0 0 0 .3 0 0" size=".02" mass="1"/></body><body name="box" pos="0.5 0 0.8" euler="0 0 20">'
+            '<freejoint/><geom type="box" size=".05 .05 .05" mass="1" contype="0" conaffinity="0"/></body>'
+            '</worldbody><equality><weld name="grip" body1="arm" body2="box"{relpose}/></equality></mujoco>')
+    sim = mechgym.load(weld.format(relpose=' relpose="0.3 0 0 1 0 0 0"'), backend="mechgym", dt=1e-3)
+    with pytest.raises(SimulationError, match=r"at the step's start equality 'grip' \(weld\) off by 0\.283 m, "
+                                              r"turned by 0\.349 rad \(the engine's equalities are hard"):
+        sim.step(1)
+    sim = mechgym.load(weld.format(relpose=""), backend="mechgym", dt=1e-3)
+    sim.step(100)
+    assert sim.qpos[0] != 0.0
 
 
 def test_a_failure_names_the_fastest_turning_body_and_its_rate():
