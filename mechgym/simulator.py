@@ -20,6 +20,7 @@ from .scene import name_of
 
 _INTEGER = (int, np.integer)  # what ``step`` takes as a number of steps (bool excluded)
 _NOT_YET = object()  # (``Simulator.derived``: no value kept)
+_COORDINATE_JOINTS = (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE)  # one qpos each: springs' energy
 Derived = TypeVar("Derived")
 
 
@@ -193,6 +194,8 @@ class Simulator(ABC):
         self._now: dict[Any, Any] = {}
         self._geom_names = [name_of(model, mujoco.mjtObj.mjOBJ_GEOM, g) for g in range(model.ngeom)]
         self._body_ids: dict[str, int] = {}  # names looked up so far (a task reads its bodies every step)
+        springs = np.flatnonzero((model.jnt_stiffness != 0.0) & np.isin(model.jnt_type, _COORDINATE_JOINTS))
+        self._springs = model.jnt_stiffness[springs], model.jnt_qposadr[springs]  # (``_spring_energy``)
 
     # ----------------------------------------------------------------- time and stepping
     @property
@@ -394,7 +397,15 @@ class Simulator(ABC):
 
     @abstractmethod
     def energy(self) -> float:
-        """Kinetic plus gravitational potential energy (J)."""
+        """Kinetic plus gravitational potential energy, plus the hinge and slide springs' (J)."""
+
+    def _spring_energy(self) -> float:
+        """sum 1/2 stiffness (qpos - qpos_spring)^2 over the hinge and slide joints with a stiffness (J)."""
+        stiffness, adr = self._springs
+        if stiffness.size == 0:
+            return 0.0
+        stretch = self.qpos[adr] - self.model.qpos_spring[adr]
+        return 0.5 * float(stiffness @ (stretch * stretch))
 
     @abstractmethod
     def contacts(self) -> list[Contact]:

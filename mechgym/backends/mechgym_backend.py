@@ -406,9 +406,11 @@ class MechgymSimulator(Simulator):
         return self._state.momentum[0, index].copy() if index >= 0 else np.zeros(3)
 
     def energy(self) -> float:
-        """K = sum 1/2 m |v_c|^2 + 1/2 L . w;  U = -sum_b m_b g . c_b over all bodies (static ones included)."""
+        """K = sum 1/2 m |v_c|^2 + 1/2 L . w;  U = -sum_b m_b g . c_b over all bodies (static ones included), plus the
+        joint springs' (``_spring_energy``)."""
         engine = self.engine
-        return float(energy(engine.bodies, engine.env.gravity, self._state, 0)) + engine.static_potential
+        return (float(energy(engine.bodies, engine.env.gravity, self._state, 0)) + engine.static_potential
+                + self._spring_energy())
 
     def constraint_forces(self) -> dict[tuple[str, str], np.ndarray]:
         """Reaction forces of the last step per constrained MJCF element: {(kind, name): forces}, kind

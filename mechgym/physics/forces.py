@@ -81,16 +81,19 @@ class CoordinateScratch(NamedTuple):
 
 @kernel(inline=True)
 def coordinate_wrench(bodies, actuators, coordinates, state, world, ctrl, scratch, wrench):
-    """Add the hinge/slide actuator forces (MuJoCo's qfrc_actuator on those dofs) to the bodies' wrenches (B, 6),
-    less what the damper rows apply implicitly (``constraints.damper_compliance``): the joint damping
-    (qfrc_damper) and the velocity term of each ``actuators.damper``. Per coordinate c: q = qpos0 + g (unwrapped
-    against state.turns) and qvel = G v of its measuring row; Q_c = sum over its actuators of gear0 a with
-    a = actuator_force(l = gear0 q, v = gear0 qvel), q and qvel taken only for an actuator whose force law reads
-    them (l = 0, v = 0 for the others: a motor's force is gear0 ctrl); Q acts on the two bodies as Q G (virtual
-    work, ``joints.add_coordinate_forces``)."""
+    """Add the hinge/slide actuator and spring forces (MuJoCo's qfrc_actuator and qfrc_spring on those dofs) to the
+    bodies' wrenches (B, 6), less what the damper rows apply implicitly (``constraints.damper_compliance``): the
+    joint damping (qfrc_damper) and the velocity term of each ``actuators.damper``. Per coordinate c: q = qpos0 + g
+    (unwrapped against state.turns) and qvel = G v of its measuring row; Q_c = -stiffness (q - springref) plus the
+    sum over its actuators of gear0 a with a = actuator_force(l = gear0 q, v = gear0 qvel), q and qvel taken only
+    for an actuator whose force law reads them (l = 0, v = 0 for the others: a motor's force is gear0 ctrl); Q acts
+    on the two bodies as Q G (virtual work, ``joints.add_coordinate_forces``)."""
     rows = coordinates.rows
     for c in range(rows.kind.size):
         scratch.force[c] = 0.0
+        if coordinates.stiffness[c] != 0.0:
+            q = coordinates.qpos0[c] + coordinate_value(coordinates, c, state, world, state.turns[world], scratch.grad)
+            scratch.force[c] = -coordinates.stiffness[c] * (q - coordinates.springref[c])
     for i in range(actuators.coordinate.size):
         c = actuators.coordinate[i]
         if c < 0:

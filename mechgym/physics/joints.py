@@ -76,6 +76,8 @@ class Coordinates(NamedTuple):
     qpos0: np.ndarray  # (C,)
     hinge: np.ndarray  # (C,) bool: unwrap across turns
     damping: np.ndarray  # (C,) joint damping: N s/m (slide), N m s/rad (hinge); force -damping qvel
+    stiffness: np.ndarray  # (C,) joint stiffness: N/m (slide), N m/rad (hinge); force -stiffness (qpos - springref)
+    springref: np.ndarray  # (C,) the spring's rest qpos (MuJoCo's qpos_spring), m or rad
     ball_parent: np.ndarray  # (K,) int64 engine body, -1 = static parent
     ball_child: np.ndarray  # (K,) int64 engine body
     ball_left: np.ndarray  # (K, 4) conj(body_quat) (x) P, P = iquat of the parent (conj(xquat) if static)
@@ -365,6 +367,8 @@ class _Builder:
             qpos0=model.qpos0[qposadr].copy(),
             hinge=model.jnt_type[joints] == int(_JNT.mjJNT_HINGE),
             damping=model.dof_damping[model.jnt_dofadr[joints]].copy(),
+            stiffness=model.jnt_stiffness[joints].copy(),
+            springref=model.qpos_spring[qposadr].copy(),
             ball_parent=np.array([frames.engine(a) for a, _, _ in self.balls], dtype=np.int64),
             ball_child=np.array([frames.engine(b) for _, b, _ in self.balls], dtype=np.int64),
             ball_left=left,

@@ -42,8 +42,8 @@ boundaries are exact binary fractions of h. Only a failure of a part of h/1024 f
 h / 2**CONTACT_SUBDIVISION (h/64) and shorter the contact stages take any turn of the correction, let a second
 impact rest and may end a stalled contact-space solve at its best inexact point (``tolerances.CONTACT_SUBDIVISION``).
 
-F, T: smooth (fluid, free-joint damping, actuator) wrenches about the COM; J: exact impulses of the applied force
-windows over the half-step each kick serves; g: gravity. The closing kick is implicit in the velocity
+F, T: smooth (fluid, free-joint damping, joint spring, actuator) wrenches about the COM; J: exact impulses of the
+applied force windows over the half-step each kick serves; g: gravity. The closing kick is implicit in the velocity
 when any force depends on it. Hinge and slide joint damping and the kv of their servos (``Actuators.damper``),
 linear in v, are solved exactly with the joints and the contacts, and are left out of F: each damped coordinate
 has a damper row whose impulse over each half-step is the trapezoidal rule's, implicit in the half-step's end

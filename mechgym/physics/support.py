@@ -1,14 +1,14 @@
 """What the engine runs: rigid bodies on free, hinge, slide, ball and planar joints (RATTLE rows), equality
 connects, body welds, rods and ropes (spatial tendons between two sites), under gravity, fluid forces,
-free/hinge/slide joint damping and actuators.
+free/hinge/slide joint damping, hinge/slide joint springs and actuators.
 
 :func:`check_supported` raises ``SceneError(code, message)`` for every MJCF feature of a compiled model
 that the engine would otherwise ignore; ``joints.build_constraints`` (called by ``model.build_model``)
 raises for joint, equality and tendon combinations it cannot express as rows. Codes:
 
-- ``joint.unsupported``: a joint with stiffness, armature, friction loss, polynomial damping or
-  stiffness, actuator force limits or actuator gravity compensation; damping on a ball joint; joint
-  combinations other than those listed above (joints.py);
+- ``joint.unsupported``: a joint with armature, friction loss, polynomial damping or stiffness, actuator
+  force limits or actuator gravity compensation; stiffness or damping on a ball joint, stiffness on a free
+  joint; joint combinations other than those listed above (joints.py);
 - ``body.welded``: a body without a joint under a moving body (composite bodies are not merged);
 - ``body.unsupported``: gravity compensation;
 - ``contact.unsupported``: an explicit ``<pair>``; an ``<exclude>`` in a scene whose geoms can collide;
@@ -102,7 +102,7 @@ def _check_joints(model: mujoco.MjModel) -> None:
         kind = int(model.jnt_type[j])
         dofs = slice(model.jnt_dofadr[j], model.jnt_dofadr[j] + dof_count.get(kind, 1))
         for feature, value in (
-            ("stiffness", model.jnt_stiffness[j]),
+            ("stiffness on a ball or free joint", kind in dof_count and model.jnt_stiffness[j]),
             ("stiffness polynomial", np.abs(model.jnt_stiffnesspoly[j]).max()),
             ("armature", np.abs(model.dof_armature[dofs]).max()),
             ("frictionloss", np.abs(model.dof_frictionloss[dofs]).max()),

@@ -142,3 +142,37 @@ def test_a_position_servo_on_a_free_joint_pushes_with_kp_times_ctrl_wherever_the
     speed = kp * ctrl * sim.time / mass
     np.testing.assert_allclose(sim.body("b").linvel, [0, speed, 0], rtol=0, atol=1e-13)
     np.testing.assert_allclose(sim.body("b").pos, [3, -2 + 0.5 * speed * sim.time, 1], rtol=0, atol=1e-13)
+
+
+SPRINGS = {  # a slide and a hinge with a spring, no gravity along their motion: q(t) = springref (1 - cos(w t))
+    "slide": '<joint name="j" type="slide" axis="1 0 0" stiffness="40" springref="0.1"/>'
+             '<geom type="box" size=".05 .05 .05" mass="2" contype="0" conaffinity="0"/>',
+    "hinge": '<joint name="j" type="hinge" axis="0 0 1" stiffness="3" springref="20"/>'
+             '<geom type="capsule" fromto="0 0 0 0.4 0 0" size=".02" mass="1" contype="0" conaffinity="0"/>',
+}
+
+
+@pytest.mark.parametrize("joint", SPRINGS)
+def test_a_joint_spring_oscillates_as_the_closed_form_at_second_order(joint):
+    """A hinge or slide with a stiffness k and a springref r (degrees for the hinge), started at rest at 0 without
+    gravity, oscillates as q = r (1 - cos(w t)), w = sqrt(k / m) with m its mass or MuJoCo's moment of inertia about
+    the axis: the error at t = 1 s falls four-fold when dt halves (measured 3.6e-7 m and 5.8e-6 rad at 1 ms), and the
+    energy starts at the spring's 1/2 k r^2 on both backends and stays within the step's O(dt^2)."""
+    xml = f'<mujoco><option gravity="0 0 0"/><worldbody><body name="b">{SPRINGS[joint]}</body></worldbody></mujoco>'
+    model = compile_model(xml)
+    stiffness, rest = model.jnt_stiffness[0], model.qpos_spring[0]
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    inertia = np.zeros((1, 1))
+    mujoco.mj_fullM(model, data, inertia)
+    rate = math.sqrt(stiffness / inertia[0, 0])
+    errors = []
+    for dt in (1e-3, 5e-4):
+        sim = mechgym.load(xml, backend="mechgym", dt=dt)
+        assert sim.energy() == pytest.approx(0.5 * stiffness * rest ** 2, rel=1e-12)
+        sim.step(round(1.0 / dt))
+        errors.append(sim.qpos[0] - rest * (1.0 - math.cos(rate)))
+        assert sim.energy() == pytest.approx(0.5 * stiffness * rest ** 2, rel=1e-4)
+    assert abs(errors[0]) < 1e-4 * rest
+    assert 3.6 < errors[0] / errors[1] < 4.4
+    assert mechgym.load(xml, backend="mujoco").energy() == pytest.approx(0.5 * stiffness * rest ** 2, rel=1e-12)
