@@ -397,15 +397,22 @@ class Simulator(ABC):
 
     @abstractmethod
     def energy(self) -> float:
-        """Kinetic plus gravitational potential energy, plus the hinge and slide springs' (J)."""
+        """Kinetic plus gravitational potential energy, plus the hinge, slide and tendon springs' (J)."""
 
-    def _spring_energy(self) -> float:
-        """sum 1/2 stiffness (qpos - qpos_spring)^2 over the hinge and slide joints with a stiffness (J)."""
+    def _spring_energy(self, tendon_length: Callable[[], np.ndarray]) -> float:
+        """sum 1/2 stiffness stretch^2 (J) over the hinge and slide joints with a stiffness (stretch: qpos -
+        qpos_spring) and the tendons with one (stretch: the length beyond the rest lengths, tendon_lengthspring),
+        their lengths (ntendon,) from ``tendon_length()``, asked only in a scene with such a tendon."""
+        model = self.model
         stiffness, adr = self._springs
-        if stiffness.size == 0:
-            return 0.0
-        stretch = self.qpos[adr] - self.model.qpos_spring[adr]
-        return 0.5 * float(stiffness @ (stretch * stretch))
+        stretch = self.qpos[adr] - model.qpos_spring[adr]
+        total = 0.5 * float(stiffness @ (stretch * stretch))
+        tendons = np.flatnonzero(model.tendon_stiffness)
+        if tendons.size:
+            length, rest = tendon_length()[tendons], model.tendon_lengthspring[tendons]
+            stretch = length - np.clip(length, rest[:, 0], rest[:, 1])
+            total += 0.5 * float(model.tendon_stiffness[tendons] @ (stretch * stretch))
+        return total
 
     @abstractmethod
     def contacts(self) -> list[Contact]:

@@ -407,10 +407,18 @@ class MechgymSimulator(Simulator):
 
     def energy(self) -> float:
         """K = sum 1/2 m |v_c|^2 + 1/2 L . w;  U = -sum_b m_b g . c_b over all bodies (static ones included), plus the
-        joint springs' (``_spring_energy``)."""
+        springs' (``_spring_energy``; a tendon's length by MuJoCo's kinematics at the current qpos)."""
         engine = self.engine
         return (float(energy(engine.bodies, engine.env.gravity, self._state, 0)) + engine.static_potential
-                + self._spring_energy())
+                + self._spring_energy(self._tendon_lengths))
+
+    def _tendon_lengths(self) -> np.ndarray:
+        """MuJoCo's ten_length at the current qpos (the reset's MjData as scratch)."""
+        model, data = self.model, self._reset_data
+        data.qpos[:] = self.qpos
+        mujoco.mj_kinematics(model, data)
+        mujoco.mj_tendon(model, data)
+        return data.ten_length
 
     def constraint_forces(self) -> dict[tuple[str, str], np.ndarray]:
         """Reaction forces of the last step per constrained MJCF element: {(kind, name): forces}, kind

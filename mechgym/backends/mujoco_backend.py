@@ -143,13 +143,14 @@ class MujocoSimulator(Simulator):
 
     def energy(self) -> float:
         """K = 1/2 qvel . M qvel,  U = -sum_b m_b g . c_b (c_b: body centre of mass), plus the hinge and slide
-        springs' (``_spring_energy``; a ball or free joint's spring, which only this backend runs, is left out)."""
+        and tendon springs' (``_spring_energy``; a ball or free joint's spring, which only this backend runs, is left
+        out)."""
         data = self._derived()
         momentum = np.zeros(self.model.nv)
         mujoco.mj_mulM(self.model, data, momentum, data.qvel)
         kinetic = 0.5 * float(data.qvel @ momentum)
         potential = -float(self.model.body_mass @ (data.xipos @ self.model.opt.gravity))
-        return kinetic + potential + self._spring_energy()
+        return kinetic + potential + self._spring_energy(lambda: data.ten_length)
 
     def contacts(self) -> list[Contact]:
         data = self._derived()

@@ -14,7 +14,7 @@ import numpy as np
 from .actuators import actuator_force, actuator_wrench
 from .constraints import evaluate_row, row_rate
 from .jit import kernel
-from .joints import add_coordinate_forces, coordinate_value
+from .joints import add_coordinate_forces, add_row_force, coordinate_value
 from .kinematics import BODY_QUAT, OFFSET, OMEGA_LOCAL, ORIGIN_VEL, add_wrench_at, derive_frame
 from .vectors import rot
 
@@ -81,13 +81,15 @@ class CoordinateScratch(NamedTuple):
 
 @kernel(inline=True)
 def coordinate_wrench(bodies, actuators, coordinates, state, world, ctrl, scratch, wrench):
-    """Add the hinge/slide actuator and spring forces (MuJoCo's qfrc_actuator and qfrc_spring on those dofs) to the
-    bodies' wrenches (B, 6), less what the damper rows apply implicitly (``constraints.damper_compliance``): the
-    joint damping (qfrc_damper) and the velocity term of each ``actuators.damper``. Per coordinate c: q = qpos0 + g
-    (unwrapped against state.turns) and qvel = G v of its measuring row; Q_c = -stiffness (q - springref) plus the
-    sum over its actuators of gear0 a with a = actuator_force(l = gear0 q, v = gear0 qvel), q and qvel taken only
-    for an actuator whose force law reads them (l = 0, v = 0 for the others: a motor's force is gear0 ctrl); Q acts
-    on the two bodies as Q G (virtual work, ``joints.add_coordinate_forces``)."""
+    """Add the tendon springs' forces (``_add_tendon_springs``) and the hinge/slide actuator and spring forces (MuJoCo's
+    qfrc_actuator and qfrc_spring on those dofs) to the bodies' wrenches (B, 6), less what the damper rows apply
+    implicitly (``constraints.damper_compliance``): the joint damping (qfrc_damper) and the velocity term of each
+    ``actuators.damper``. Per coordinate c: q = qpos0 + g (unwrapped against state.turns) and qvel = G v of its
+    measuring row; Q_c = -stiffness (q - springref) plus the sum over its actuators of gear0 a with a =
+    actuator_force(l = gear0 q, v = gear0 qvel), q and qvel taken only for an actuator whose force law reads them
+    (l = 0, v = 0 for the others: a motor's force is gear0 ctrl); Q acts on the two bodies as Q G (virtual work,
+    ``joints.add_coordinate_forces``)."""
+    _add_tendon_springs(coordinates, state, world, scratch.grad, wrench)
     rows = coordinates.rows
     for c in range(rows.kind.size):
         scratch.force[c] = 0.0
@@ -110,6 +112,20 @@ def coordinate_wrench(bodies, actuators, coordinates, state, world, ctrl, scratc
             rate = gear * row_rate(rows, bodies, state, world, c, scratch.grad, scratch.omega)
         scratch.force[c] += gear * actuator_force(actuators, i, ctrl, length, rate)
     add_coordinate_forces(coordinates, state, world, scratch.force, scratch.grad, wrench)
+
+
+@kernel(inline=True)
+def _add_tendon_springs(coordinates, state, world, grad, wrench):
+    """Add each spring tendon's force, -stiffness (length - rest) beyond its rest lengths (``Coordinates.tendon_rest``),
+    along its sites' line to the wrenches of their bodies (MuJoCo's qfrc_spring of the tendon); ``grad`` (12,):
+    scratch."""
+    rows = coordinates.tendon_rows
+    for s in range(rows.kind.size):
+        length = evaluate_row(rows, s, state, world, grad)
+        low, high = coordinates.tendon_rest[s, 0], coordinates.tendon_rest[s, 1]
+        stretch = length - high if length > high else (length - low if length < low else 0.0)
+        if stretch != 0.0:
+            add_row_force(rows, s, grad, -coordinates.tendon_stiffness[s] * stretch, wrench)
 
 
 @kernel(inline=True)

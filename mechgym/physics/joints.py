@@ -66,9 +66,11 @@ _AXES = np.eye(3)
 
 
 class Coordinates(NamedTuple):
-    """Maps from the bodies to MuJoCo's qpos/qvel for hinge, slide and ball joints.
+    """Maps from the bodies to MuJoCo's qpos/qvel for hinge, slide and ball joints, and to the lengths of the
+    tendons with a spring.
 
-    Hinge and slide coordinates (C,): one measuring row each in ``rows``. Ball joints (K,)."""
+    Hinge and slide coordinates (C,): one measuring row each in ``rows``. Ball joints (K,). Spring tendons (S,):
+    one DISTANCE row each in ``tendon_rows``, whose value is the tendon's length (MuJoCo's ten_length)."""
 
     rows: Rows  # (C,) measuring rows: ANGLE (hinge, rad) or POINT along the axis (slide, m), 0 at qpos0
     qposadr: np.ndarray  # (C,) int64
@@ -84,6 +86,11 @@ class Coordinates(NamedTuple):
     ball_right: np.ndarray  # (K, 4) child principal -> child body frame: conj(iquat)
     ball_qposadr: np.ndarray  # (K,) int64
     ball_dofadr: np.ndarray  # (K,) int64
+    tendon_rows: Rows  # (S,) DISTANCE rows, L = 0: g is the length, m
+    tendon_stiffness: np.ndarray  # (S,) N/m
+    # (S, 2) m: MuJoCo's tendon_lengthspring, the spring's rest lengths: force -stiffness (length - rest[1]) above the
+    # second, -stiffness (length - rest[0]) below the first, none between (a dead band when they differ)
+    tendon_rest: np.ndarray
 
 
 class Linkage(NamedTuple):
@@ -209,6 +216,7 @@ class _Builder:
         self.parts, self.owner = [], []
         self.measure, self.measure_adr = [], []
         self.balls = []
+        self.springs, self.spring_tendons = [], []  # the tendons with a stiffness: a row measuring each one's length
 
     def add(self, rows, owner):
         self.parts.append(rows)
@@ -332,17 +340,23 @@ class _Builder:
                              "spatial tendons between two sites are supported")
         return [int(model.wrap_objid[w]) for w in wraps]
 
-    def distance(self, t, length, sense, owner):
+    def distance_row(self, t, length, sense):
+        """The DISTANCE row of tendon t's two sites: g = |p_b - p_a| - ``length``."""
         model, frames = self.model, self.frames
         sites = self.tendon_sites(t)
         a, b = (int(model.site_bodyid[s]) for s in sites)
         anchor_a, anchor_b = frames.point(a, model.site_pos[sites[0]]), frames.point(b, model.site_pos[sites[1]])
-        rows = make_rows(DISTANCE, frames.engine(a), frames.engine(b), anchor_a=anchor_a, anchor_b=anchor_b,
+        return make_rows(DISTANCE, frames.engine(a), frames.engine(b), anchor_a=anchor_a, anchor_b=anchor_b,
                          offset=length, sense=sense)
-        self.add(rows, owner)
+
+    def distance(self, t, length, sense, owner):
+        self.add(self.distance_row(t, length, sense), owner)
 
     def tendon(self, t):
         model = self.model
+        if model.tendon_stiffness[t] != 0.0:
+            self.springs.append(self.distance_row(t, 0.0, EQUALITY))  # (its value is the length)
+            self.spring_tendons.append(t)
         if model.tendon_limited[t]:
             low, high = model.tendon_range[t]
             self.distance(t, high, UPPER, ("tendon", t))
@@ -375,6 +389,9 @@ class _Builder:
             ball_right=right,
             ball_qposadr=model.jnt_qposadr[balls].astype(np.int64),
             ball_dofadr=model.jnt_dofadr[balls].astype(np.int64),
+            tendon_rows=_concatenate(self.springs),
+            tendon_stiffness=model.tendon_stiffness[self.spring_tendons].astype(float),
+            tendon_rest=model.tendon_lengthspring[self.spring_tendons].reshape(-1, 2).astype(float),
         )
 
 

@@ -82,7 +82,7 @@ class Environment(NamedTuple):
     fluid: bool  # any fluid force
     smooth: bool  # any fluid, free-joint damping, free-joint or site actuator (else forces.smooth_wrench is 0)
     implicit: bool  # a force depends on velocity other than through damper rows: fixed-point closing kick
-    coordinate_forces: bool  # any hinge/slide actuator or spring (evaluated on the coordinates' rows)
+    coordinate_forces: bool  # any hinge/slide actuator, joint spring or tendon spring (on the coordinates' rows)
     contacts: bool  # some geoms can collide: the step finds and solves contacts (contact.py)
 
 
@@ -146,7 +146,8 @@ def build_model(model: mujoco.MjModel) -> EngineModel:
     implicit = fluid or bool(np.any(damping)) or bool(np.any(actuators.gain_vel[undamped])
                                                         or np.any(actuators.bias_vel[undamped]))
     smooth = fluid or bool(np.any(damping)) or bool(np.any(actuators.body >= 0))
-    coordinate_forces = bool(np.any(actuators.coordinate >= 0) or np.any(coordinates.stiffness))
+    coordinate_forces = bool(np.any(actuators.coordinate >= 0) or np.any(coordinates.stiffness)
+                             or coordinates.tendon_stiffness.size > 0)
     contacts = colliding_pairs(model)[0].size > 0
     env = Environment(gravity, model.opt.wind.copy(), fluid, smooth, implicit, coordinate_forces, contacts)
     rows = Rows.concatenate([constraints.rows, damper_rows(coordinates, coordinate_damping)])

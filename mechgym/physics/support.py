@@ -1,6 +1,6 @@
 """What the engine runs: rigid bodies on free, hinge, slide, ball and planar joints (RATTLE rows), equality
 connects, body welds, rods and ropes (spatial tendons between two sites), under gravity, fluid forces,
-free/hinge/slide joint damping, hinge/slide joint springs and actuators.
+free/hinge/slide joint damping, hinge/slide joint and tendon springs and actuators.
 
 :func:`check_supported` raises ``SceneError(code, message)`` for every MJCF feature of a compiled model
 that the engine would otherwise ignore; ``joints.build_constraints`` (called by ``model.build_model``)
@@ -20,8 +20,8 @@ raises for joint, equality and tendon combinations it cannot express as rows. Co
   a site without refsite, gain or bias types other than fixed/affine, actuator damping, armature, delay,
   plugins or multi-input actuators;
 - ``equality.unsupported``: equality kinds other than connect, body weld and single-tendon (joints.py);
-- ``tendon.unsupported``: tendons other than spatial between two sites (joints.py), tendon stiffness,
-  damping, friction loss or armature;
+- ``tendon.unsupported``: tendons other than spatial between two sites (joints.py), tendon damping,
+  friction loss or armature;
 - ``flex.unsupported``, ``plugin.unsupported``;
 - ``fluid.unsupported``: the ellipsoid fluid model (``fluidshape="ellipsoid"``);
 - ``option.unsupported``: disable/enable flags that would change the dynamics and that the engine does
@@ -117,7 +117,7 @@ def _check_joints(model: mujoco.MjModel) -> None:
 
 def _check_tendons(model: mujoco.MjModel) -> None:
     for t in range(model.ntendon):
-        for feature, value in (("stiffness", model.tendon_stiffness[t]), ("damping", model.tendon_damping[t]),
+        for feature, value in (("damping", model.tendon_damping[t]),
                                ("frictionloss", model.tendon_frictionloss[t]),
                                ("armature", model.tendon_armature[t])):
             if np.any(value):

@@ -176,3 +176,28 @@ def test_a_joint_spring_oscillates_as_the_closed_form_at_second_order(joint):
     assert abs(errors[0]) < 1e-4 * rest
     assert 3.6 < errors[0] / errors[1] < 4.4
     assert mechgym.load(xml, backend="mujoco").energy() == pytest.approx(0.5 * stiffness * rest ** 2, rel=1e-12)
+
+
+def test_a_spring_tendon_bounces_a_bob_as_the_closed_form_at_second_order():
+    """A 0.5 kg bob hanging 0.3 m below a site on a spatial tendon of stiffness 200 N/m and rest length 0.3 m,
+    started at rest: z(t) = z_eq + (z_0 - z_eq) cos(w t), w = sqrt(k / m), z_eq = 1 - 0.3 - m g / k. The error at
+    t = 1 s falls four-fold when dt halves (measured 7.5e-6 m at 1 ms; MuJoCo's Euler 2.3e-4 m), the energy starts at
+    m g z_0 on both backends. With a dead band (springlength="0.25 0.35") the bob inside it falls freely: exact."""
+    tendon = ('<mujoco><worldbody><site name="top" pos="0 0 1"/><body name="bob" pos="0 0 0.7"><freejoint/>'
+              '<geom type="sphere" size="0.02" mass="0.5" contype="0" conaffinity="0"/><site name="s"/></body>'
+              '</worldbody><tendon><spatial name="spring" stiffness="200" springlength="{rest}"><site site="top"/>'
+              '<site site="s"/></spatial></tendon></mujoco>')
+    rate, equilibrium = math.sqrt(200 / 0.5), 1 - 0.3 - 0.5 * 9.81 / 200
+    errors = []
+    for dt in (1e-3, 5e-4):
+        sim = mechgym.load(tendon.format(rest="0.3"), backend="mechgym", dt=dt)
+        assert sim.energy() == pytest.approx(0.5 * 9.81 * 0.7, rel=1e-12)
+        sim.step(round(1.0 / dt))
+        errors.append(sim.qpos[2] - (equilibrium + (0.7 - equilibrium) * math.cos(rate)))
+    assert abs(errors[0]) < 2e-5
+    assert 3.6 < errors[0] / errors[1] < 4.4
+    assert mechgym.load(tendon.format(rest="0.3"), backend="mujoco").energy() == pytest.approx(0.5 * 9.81 * 0.7,
+                                                                                                rel=1e-12)
+    sim = mechgym.load(tendon.format(rest="0.25 0.35"), backend="mechgym", dt=1e-3)
+    sim.step(50)
+    assert sim.qpos[2] == pytest.approx(0.7 - 0.5 * 9.81 * 0.05 ** 2, abs=1e-14)

@@ -137,8 +137,8 @@ def test_tendons():
             f'<geom size="0.1" {NO_CONTACT}/></body><site name="w"/>')
     three = '<tendon><spatial name="long"><site site="s1"/><site site="s2"/><site site="s3"/></spatial></tendon>'
     refused(scene(body, extra=three), "tendon.unsupported", "long", "two sites")
-    springy = '<tendon><spatial name="spring" stiffness="3"><site site="w"/><site site="s2"/></spatial></tendon>'
-    refused(scene(body, extra=springy), "tendon.unsupported", "spring", "stiffness")
+    damped = '<tendon><spatial name="damper" damping="3"><site site="w"/><site site="s2"/></spatial></tendon>'
+    refused(scene(body, extra=damped), "tendon.unsupported", "damper", "damping")
 
 
 def test_the_ellipsoid_fluid_model():

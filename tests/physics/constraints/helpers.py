@@ -38,7 +38,8 @@ NO_COORDINATES = Coordinates(rows=rattle.Rows.empty(), qposadr=_INDEX, dofadr=_I
                              hinge=np.zeros(0, dtype=np.bool_), damping=np.zeros(0), stiffness=np.zeros(0),
                              springref=np.zeros(0), ball_parent=_INDEX,
                              ball_child=_INDEX, ball_left=np.zeros((0, 4)), ball_right=np.zeros((0, 4)),
-                             ball_qposadr=_INDEX, ball_dofadr=_INDEX)
+                             ball_qposadr=_INDEX, ball_dofadr=_INDEX, tendon_rows=rattle.Rows.empty(),
+                             tendon_stiffness=np.zeros(0), tendon_rest=np.zeros((0, 2)))
 NO_WINDOWS = Windows.empty()
 NO_CONFINEMENTS = Confinements.empty()
 
