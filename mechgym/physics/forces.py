@@ -14,7 +14,7 @@ import numpy as np
 from .actuators import actuator_force, actuator_wrench
 from .constraints import evaluate_row, row_rate
 from .jit import kernel
-from .joints import add_coordinate_forces, add_row_force, coordinate_value
+from .joints import add_coordinate_forces, add_row_force, coordinate_value, unwrapped
 from .kinematics import BODY_QUAT, OFFSET, OMEGA_LOCAL, ORIGIN_VEL, add_wrench_at, derive_frame
 from .vectors import rot
 
@@ -81,21 +81,20 @@ class CoordinateScratch(NamedTuple):
 
 @kernel(inline=True)
 def coordinate_wrench(bodies, actuators, coordinates, state, world, ctrl, scratch, wrench):
-    """Add the tendon springs' forces (``_add_tendon_springs``) and the hinge/slide actuator and spring forces (MuJoCo's
-    qfrc_actuator and qfrc_spring on those dofs) to the bodies' wrenches (B, 6), less what the damper rows apply
-    implicitly (``constraints.damper_compliance``): the joint damping (qfrc_damper) and the velocity term of each
+    """Add the springs' forces (``_add_springs``) and the hinge/slide actuator forces (MuJoCo's qfrc_spring and
+    qfrc_actuator) to the bodies' wrenches (B, 6), less what the damper rows apply implicitly
+    (``constraints.damper_compliance``): the joint damping (qfrc_damper) and the velocity term of each
     ``actuators.damper``. Per coordinate c: q = qpos0 + g (unwrapped against state.turns) and qvel = G v of its
-    measuring row; Q_c = -stiffness (q - springref) plus the sum over its actuators of gear0 a with a =
-    actuator_force(l = gear0 q, v = gear0 qvel), q and qvel taken only for an actuator whose force law reads them
-    (l = 0, v = 0 for the others: a motor's force is gear0 ctrl); Q acts on the two bodies as Q G (virtual work,
-    ``joints.add_coordinate_forces``)."""
-    _add_tendon_springs(coordinates, state, world, scratch.grad, wrench)
+    measuring row; Q_c = the sum over its actuators of gear0 a with a = actuator_force(l = gear0 q, v = gear0 qvel),
+    q and qvel taken only for an actuator whose force law reads them (l = 0, v = 0 for the others: a motor's force
+    is gear0 ctrl); Q acts on the two bodies as Q G (virtual work, ``joints.add_coordinate_forces``)."""
     rows = coordinates.rows
+    springs = coordinates.tendon_rows.kind.size > 0
     for c in range(rows.kind.size):
         scratch.force[c] = 0.0
-        if coordinates.stiffness[c] != 0.0:
-            q = coordinates.qpos0[c] + coordinate_value(coordinates, c, state, world, state.turns[world], scratch.grad)
-            scratch.force[c] = -coordinates.stiffness[c] * (q - coordinates.springref[c])
+        springs = springs or coordinates.stiffness[c] != 0.0
+    if springs:
+        _add_springs(coordinates, state, world, scratch.grad, wrench)
     for i in range(actuators.coordinate.size):
         c = actuators.coordinate[i]
         if c < 0:
@@ -114,18 +113,29 @@ def coordinate_wrench(bodies, actuators, coordinates, state, world, ctrl, scratc
     add_coordinate_forces(coordinates, state, world, scratch.force, scratch.grad, wrench)
 
 
-@kernel(inline=True)
-def _add_tendon_springs(coordinates, state, world, grad, wrench):
-    """Add each spring tendon's force, -stiffness (length - rest) beyond its rest lengths (``Coordinates.tendon_rest``),
-    along its sites' line to the wrenches of their bodies (MuJoCo's qfrc_spring of the tendon); ``grad`` (12,):
-    scratch."""
-    rows = coordinates.tendon_rows
-    for s in range(rows.kind.size):
-        length = evaluate_row(rows, s, state, world, grad)
-        low, high = coordinates.tendon_rest[s, 0], coordinates.tendon_rest[s, 1]
-        stretch = length - high if length > high else (length - low if length < low else 0.0)
+@kernel
+def _add_springs(coordinates, state, world, grad, wrench):
+    """Add each spring's force along its row to the wrenches of the row's bodies (MuJoCo's qfrc_spring): a hinge's or
+    slide's, -stiffness (q - springref) (q unwrapped against state.turns), and a spring tendon's, -stiffness
+    (length - rest) beyond its rest lengths (``Coordinates.tendon_rest``), along its sites' line. ``grad`` (12,):
+    scratch. (Not inlined, and one row evaluation for both kinds: a rare path, which ``applied_wrench``'s four callers
+    would each compile again.)"""
+    joints = coordinates.rows.kind.size
+    for k in range(joints + coordinates.tendon_rows.kind.size):
+        if k < joints and coordinates.stiffness[k] == 0.0:
+            continue
+        rows, r = (coordinates.rows, k) if k < joints else (coordinates.tendon_rows, k - joints)
+        value = evaluate_row(rows, r, state, world, grad)
+        if k < joints:
+            stiffness = coordinates.stiffness[k]
+            q = coordinates.qpos0[k] + unwrapped(coordinates, k, value, state.turns[world])
+            stretch = q - coordinates.springref[k]
+        else:
+            stiffness = coordinates.tendon_stiffness[r]
+            low, high = coordinates.tendon_rest[r, 0], coordinates.tendon_rest[r, 1]
+            stretch = value - high if value > high else (value - low if value < low else 0.0)
         if stretch != 0.0:
-            add_row_force(rows, s, grad, -coordinates.tendon_stiffness[s] * stretch, wrench)
+            add_row_force(rows, r, grad, -stiffness * stretch, wrench)
 
 
 @kernel(inline=True)

@@ -448,7 +448,13 @@ def coordinate_value(coordinates, c, state, world, turns, grad):
     angle, which the row gives in (-pi, pi], is unwrapped to the turn nearest the reference turns[c]:
     g + 2 pi round((turns[c] - g) / (2 pi)), so the bodies must be within pi of it (the last step's angle, advanced
     by ``advance_turns`` after the drift)."""
-    value = evaluate_row(coordinates.rows, c, state, world, grad)
+    return unwrapped(coordinates, c, evaluate_row(coordinates.rows, c, state, world, grad), turns)
+
+
+@kernel(inline=True)
+def unwrapped(coordinates, c, value, turns):
+    """Coordinate c's row value ``value`` (rad or m), a hinge's unwrapped to the turn nearest turns[c]
+    (``coordinate_value``)."""
     if coordinates.hinge[c]:
         value += 2.0 * math.pi * round((turns[c] - value) / (2.0 * math.pi))
     return value
