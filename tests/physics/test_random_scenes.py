@@ -121,16 +121,22 @@ def drive(seed: int, dt: float, seconds: float = 1.0, wide_limits: bool = False,
     return sim
 
 
+def _failures(dt: float, **options) -> dict[int, str]:
+    """{seed: message} of the scenes 0-89 that ``drive`` (with ``options``) fails at ``dt``."""
+    failed = {}
+    for seed in range(90):
+        try:
+            drive(seed, dt, **options)
+        except SimulationError as error:
+            failed[seed] = str(error)
+    return failed
+
+
 @pytest.mark.parametrize("dt", [0.001, 0.002, 0.005, 0.01])
 def test_random_scenes_run_without_a_simulation_error(dt):
     """Ninety scenes, 1 s each. Before a failing step was taken in parts (``physics.tolerances.MAX_SUBDIVISION``)
     15 of these 360 runs raised (SHAKE in chains, the contact solve where bodies landed on each other)."""
-    failed = {}
-    for seed in range(90):
-        try:
-            drive(seed, dt)
-        except SimulationError as error:
-            failed[seed] = str(error)
+    failed = _failures(dt)
     assert not failed, failed
 
 
@@ -138,12 +144,7 @@ def test_random_scenes_run_without_a_simulation_error(dt):
 def test_random_scenes_with_hinges_swinging_into_wide_limits_run(dt):
     """The ninety scenes with each limited hinge's range in radians (+-0.2 to 1.5 rad, ``wide_limits``) rather than
     degrees: links swing into their stops at speed instead of resting against them."""
-    failed = {}
-    for seed in range(90):
-        try:
-            drive(seed, dt, wide_limits=True)
-        except SimulationError as error:
-            failed[seed] = str(error)
+    failed = _failures(dt, wide_limits=True)
     assert not failed, failed
 
 
@@ -151,12 +152,7 @@ def test_random_scenes_with_hinges_swinging_into_wide_limits_run(dt):
 def test_random_scenes_with_joint_springs_run(dt):
     """The ninety scenes with a spring (stiffness 0.1 to 100 N m/rad or N/m, rest within 0.5 rad or 5 cm) on two
     hinges and slides in five (40 of the scenes have one): the same draws, springs added (``_joint``)."""
-    failed = {}
-    for seed in range(90):
-        try:
-            drive(seed, dt, springs=True)
-        except SimulationError as error:
-            failed[seed] = str(error)
+    failed = _failures(dt, springs=True)
     assert not failed, failed
 
 
