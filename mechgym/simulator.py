@@ -405,8 +405,10 @@ class Simulator(ABC):
         their lengths (ntendon,) from ``tendon_length()``, asked only in a scene with such a tendon."""
         model = self.model
         stiffness, adr = self._springs
-        stretch = self.qpos[adr] - model.qpos_spring[adr]
-        total = 0.5 * float(stiffness @ (stretch * stretch))
+        total = 0.0
+        if stiffness.size:
+            stretch = self.qpos[adr] - model.qpos_spring[adr]
+            total += 0.5 * float(stiffness @ (stretch * stretch))
         tendons = np.flatnonzero(model.tendon_stiffness)
         if tendons.size:
             length, rest = tendon_length()[tendons], model.tendon_lengthspring[tendons]

@@ -6,9 +6,9 @@ free/hinge/slide joint damping, hinge/slide joint and tendon springs and actuato
 that the engine would otherwise ignore; ``joints.build_constraints`` (called by ``model.build_model``)
 raises for joint, equality and tendon combinations it cannot express as rows. Codes:
 
-- ``joint.unsupported``: a joint with armature, friction loss, polynomial damping or stiffness, actuator
-  force limits or actuator gravity compensation; stiffness or damping on a ball joint, stiffness on a free
-  joint; joint combinations other than those listed above (joints.py);
+- ``joint.unsupported``: a joint with armature, friction loss, polynomial damping, polynomial stiffness,
+  actuator force limits or actuator gravity compensation; stiffness or damping on a ball joint, stiffness on a
+  free joint; joint combinations other than those listed above (joints.py);
 - ``body.welded``: a body without a joint under a moving body (composite bodies are not merged);
 - ``body.unsupported``: gravity compensation;
 - ``contact.unsupported``: an explicit ``<pair>``; an ``<exclude>`` in a scene whose geoms can collide;
