@@ -22,6 +22,7 @@ class SimulationError(RuntimeError):
 
 
 class StartWarning(UserWarning):
-    """A reset whose initial state a backend had to change: on the in-house engine, a hinge or slide coordinate
-    beyond its joint's range, started at the bound instead (its limits are hard). Issued once per simulator and
-    joint; ``warnings.filterwarnings("ignore", category=mechgym.StartWarning)`` silences it."""
+    """A reset whose initial state a backend had to change: on the in-house engine, whose limits, equalities and ropes
+    are hard, a hinge or slide coordinate beyond its joint's range, started at the bound instead, or an equality
+    (connect, weld, rod) or rope that the start does not hold, the bodies moved onto it. Issued once per simulator and
+    joint, equality or rope; ``warnings.filterwarnings("ignore", category=mechgym.StartWarning)`` silences it."""

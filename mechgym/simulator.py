@@ -366,8 +366,8 @@ class Simulator(ABC):
         The state is the scene's first keyframe (else ``qpos0`` at rest with zero controls); ``qpos`` (nq,),
         ``qvel`` (nv,) in MuJoCo's joint layout and ``ctrl`` (nu,), when given, replace the keyframe's.
         Free and ball joints' quaternions are normalised. Bad shapes or non-finite values raise ``ValueError``. On the
-        in-house engine, whose limits are hard, a hinge or slide beyond its range starts at the bound (with a
-        ``StartWarning``), and a rope stretched beyond its range is a ``ValueError``.
+        in-house engine, whose limits, equalities and ropes are hard, a hinge or slide beyond its range starts at the
+        bound, and bodies that an equality or a rope does not hold are moved onto it (each with a ``StartWarning``).
         """
         model = self.model
         keyed = model.nkey > 0

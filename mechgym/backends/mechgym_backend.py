@@ -47,6 +47,7 @@ from ..physics.step import (
     START_CONTACTS,
     TOO_MANY_CONTACTS,
     run,
+    start_on_rows,
 )
 from ..physics.tolerances import MAX_SUBDIVISION
 from ..scene import confinement_names, name_of
@@ -56,13 +57,14 @@ from ..simulator import FRAME_ANGVEL, FRAME_LINVEL, FRAME_POS, FRAME_QUAT, Conta
 # (a box resting on a face has 4 contacts, on an edge of another box up to 8), impacts recorded per
 # ``step(n)`` call.
 CONTACTS, CONTACTS_PER_BODY, PAIRS, PAIRS_PER_GEOM, EVENTS = 64, 8, 1024, 16, 1024
-# m or rad: an equality that a failing step started further off than this is named in the failure
-# (``_equalities_off``); a step leaves its rows within the solver's tolerance (1e-12 and below), and MuJoCo's measure
-# of them differs from the engine's by round-off
+# m or rad: an equality that a reset starts further off than this is moved onto, and one that a failing step started
+# further off is named in the failure (``_rows_off``); a step leaves its rows within the solver's tolerance (1e-12 and
+# below), and MuJoCo's measure of them differs from the engine's by round-off
 EQUALITY_OFF = 1e-9
 
 _NO_WINDOWS = Windows.empty()
 _RUN = Direct(run)  # (``step_many``'s: every simulator's own for its ``step``)
+_START_ON_ROWS = Direct(start_on_rows)
 _READ = "read"  # a key of Simulator._now: the reading arrays hold the current state (step.run read it after stepping)
 
 COMPILE_NOTICE = ("mechgym: compiling the in-house engine's numba kernels (first run on this machine only; "
@@ -172,7 +174,10 @@ class MechgymSimulator(Simulator):
         limited = np.flatnonzero(model.jnt_limited & np.isin(model.jnt_type, (mujoco.mjtJoint.mjJNT_HINGE,
                                                                                mujoco.mjtJoint.mjJNT_SLIDE)))
         self._limited = limited, model.jnt_qposadr[limited]
-        self._warned_starts: set[int] = set()
+        # whether a start can violate a row that a reset must move the bodies onto (``_start_on_rows``); the joints,
+        # limits and ropes whose start was warned of
+        self._equalities_or_ropes = model.neq > 0 or bool(model.tendon_limited.any())
+        self._warned_starts: set[tuple[str, int]] = set()
         self.reset()
 
     # ----------------------------------------------------------------- stepping
@@ -269,7 +274,7 @@ class MechgymSimulator(Simulator):
                        "velocity-dependent forces are too stiff")
         if code == NOT_PROJECTED:
             self._fail(f"the constraint projection did not converge in the next step ({parts}): the joints, rods "
-                       f"or ropes cannot be satisfied, or are too far violated for the step{self._equalities_off()}")
+                       f"or ropes cannot be satisfied, or are too far violated for the step{self._rows_off_clause()}")
         if code == NOT_CONFINED:
             self._fail(f"a confinement could not hold its body in the next step ({parts}): the body does not fit "
                        "inside its surface, or its velocity rule did not converge")
@@ -288,18 +293,30 @@ class MechgymSimulator(Simulator):
         return (f"; the fastest-turning body, {name_of(self.model, mujoco.mjtObj.mjOBJ_BODY, body)!r}, turns at "
                 f"{rate:.4g} rad/s, {rate * self._dt:.3g} rad a step")
 
-    def _equalities_off(self) -> str:
-        """The failure message's clause on every active equality (connect, weld, rod) that the failing step's start
-        violates by more than EQUALITY_OFF, by MuJoCo's own measure (``efc_pos`` after ``mj_forward``): a weld's
-        relpose or a keyframe that does not hold it, which MuJoCo's soft equality pulls together over a few steps and
-        the engine's hard rows must close within one; "" if none."""
+    def _rows_off_clause(self) -> str:
+        """The failure message's clause on every row that the failing step's start violates (``_rows_off``), "" if
+        none."""
         model, data = self.model, self._reset_data
         data.qpos[:], data.qvel[:] = self.qpos, 0.0
-        mujoco.mj_forward(model, data)
-        rows = data.efc_type[:data.nefc] == mujoco.mjtConstraint.mjCNSTR_EQUALITY
+        mujoco.mj_fwdPosition(model, data)
+        off = self._rows_off(data)
+        if not off:
+            return ""
+        return (f"; at the step's start {'; '.join(words for _, words in off)} (the engine's equalities and ropes are "
+                "hard: a step must start where they hold)")
+
+    def _rows_off(self, data: mujoco.MjData) -> list[tuple[tuple[str, int], str]]:
+        """Each active equality (connect, weld, rod) that the poses of ``data`` (after ``mj_fwdPosition``) violate by
+        more than EQUALITY_OFF, by MuJoCo's own measure (``efc_pos``), and each rope (a limited tendon) beyond its range
+        by more than the rows' tolerance: ((kind, id), its description) each. A weld's relpose or a keyframe that does
+        not hold it, a closed loop started at a random angle: MuJoCo's soft equalities pull such a start together over
+        a few steps, where the engine's hard rows must hold from the start (``_start_on_rows``)."""
+        model = self.model
         off = []
-        for e in np.unique(data.efc_id[:data.nefc][rows]):
-            residual = data.efc_pos[:data.nefc][rows & (data.efc_id[:data.nefc] == e)]
+        ids = data.efc_id[:data.nefc]
+        rows = data.efc_type[:data.nefc] == mujoco.mjtConstraint.mjCNSTR_EQUALITY
+        for e in np.unique(ids[rows]).tolist():
+            residual = data.efc_pos[:data.nefc][rows & (ids == e)]
             distance = float(np.linalg.norm(residual[:3]))
             words = [f"off by {distance:.3g} m"] if distance > EQUALITY_OFF else []
             if model.eq_type[e] == mujoco.mjtEq.mjEQ_WELD:  # (rows 3-5: sin(angle / 2) times the axis and torquescale)
@@ -307,11 +324,36 @@ class MechgymSimulator(Simulator):
                 words += [f"turned by {angle:.3g} rad"] if angle > EQUALITY_OFF else []
             if words:
                 name = name_of(model, mujoco.mjtObj.mjOBJ_EQUALITY, e)
-                off.append(f"equality {name!r} ({mujoco.mjtEq(model.eq_type[e]).name[5:].lower()}) {', '.join(words)}")
-        if not off:
-            return ""
-        return (f"; at the step's start {'; '.join(off)} (the engine's equalities are hard: they must hold at the "
-                "start; MJCF computes a weld's relpose from qpos0 when it is not given)")
+                kind = mujoco.mjtEq(model.eq_type[e]).name[5:].lower()
+                off.append((("equality", e), f"equality {name!r} ({kind}) {', '.join(words)}"))
+        tolerance = self.engine.linkage.solver.tolerance
+        for t in np.flatnonzero(model.tendon_limited).tolist():
+            low, high = model.tendon_range[t]
+            length = data.ten_length[t]
+            if length > high + tolerance or (low > 0.0 and length < low - tolerance):
+                name = name_of(model, mujoco.mjtObj.mjOBJ_TENDON, t)
+                off.append((("tendon", t), f"tendon {name!r} at length {length:.6g} m, beyond its range [{low:.6g}, "
+                                           f"{high:.6g}] m"))
+        return off
+
+    def _start_on_rows(self, data: mujoco.MjData) -> None:
+        """At a reset (``data``: MuJoCo's kinematics of the start): where the start violates an equality or a rope
+        (``_rows_off``), move the bodies onto the rows, the least move in the kinetic-energy metric, and project the
+        velocities onto them (``physics.step.start_on_rows``), with a ``StartWarning`` once per simulator and row. The
+        engine's rows are hard: a step that starts off one must close it within the step, an impulse of the gap over
+        dt, and fails in every part. Where the rows cannot all hold, the start stays, and the first step's failure
+        names them."""
+        mujoco.mj_fwdPosition(self.model, data)
+        off = self._rows_off(data)
+        if not off or _START_ON_ROWS(self._packed.alone, self._packed.kind) < 0:
+            return
+        for key, words in off:
+            if key not in self._warned_starts:
+                self._warned_starts.add(key)
+                warnings.warn(f"{words} at the start: the in-house engine starts the bodies moved onto it, the least "
+                              "move in the kinetic-energy metric, and their velocities projected onto it (its "
+                              "equalities and ropes are hard; MuJoCo's soft ones pull the bodies together over the "
+                              "first steps)", StartWarning, stacklevel=4)
 
     def _start_within_ranges(self, qpos: np.ndarray) -> None:
         """Put each limited hinge or slide coordinate of ``qpos`` (in place) that is beyond its joint's range at the
@@ -329,33 +371,14 @@ class MechgymSimulator(Simulator):
         qpos[adr] = inside
         tolerance = self.engine.linkage.solver.tolerance
         for j, value, bound in zip(joints, values, inside, strict=True):
-            if abs(value - bound) > tolerance and j not in self._warned_starts:
-                self._warned_starts.add(j)
+            if abs(value - bound) > tolerance and ("joint", j) not in self._warned_starts:
+                self._warned_starts.add(("joint", j))
                 unit = "rad" if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE else "m"
                 message = (f"joint {name_of(model, mujoco.mjtObj.mjOBJ_JOINT, j)!r} starts at {value:.6g} {unit}, "
                            f"beyond its range [{model.jnt_range[j, 0]:.6g}, {model.jnt_range[j, 1]:.6g}] {unit}: the "
                            f"in-house engine starts it at {bound:.6g} (its limits are hard; MJCF reads a hinge's "
                            'range in degrees unless <compiler angle="radian"/>)')
                 warnings.warn(message, StartWarning, stacklevel=4)
-
-    def _check_ropes(self, data: mujoco.MjData) -> None:
-        """Raise ``ValueError`` for a rope (a limited tendon) whose length at the start (``data`` after
-        ``mj_kinematics``) is beyond its range by more than the rows' tolerance: the engine's ropes are hard, and unlike
-        a hinge or slide (``_start_within_ranges``) a rope has no coordinate of its own to put at its bound; its first
-        step would fail."""
-        model = self.model
-        ropes = np.flatnonzero(model.tendon_limited)
-        if ropes.size == 0:
-            return
-        mujoco.mj_tendon(model, data)
-        tolerance = self.engine.linkage.solver.tolerance
-        for t in ropes:
-            low, high = model.tendon_range[t]
-            length = data.ten_length[t]
-            if length > high + tolerance or (low > 0.0 and length < low - tolerance):
-                raise ValueError(f"tendon {name_of(model, mujoco.mjtObj.mjOBJ_TENDON, t)!r} starts at length "
-                                 f"{length:.6g} m, beyond its range [{low:.6g}, {high:.6g}] m: the in-house engine's "
-                                 "ropes are hard, and cannot start stretched beyond their range")
 
     def apply_force(self, body: str, force, torque=(0.0, 0.0, 0.0), start: float = 0.0,
                     stop: float = float("inf")) -> None:
@@ -481,7 +504,6 @@ class MechgymSimulator(Simulator):
         data.qpos[:], data.qvel[:] = qpos, qvel
         self._start_within_ranges(data.qpos)
         mujoco.mj_kinematics(model, data)
-        self._check_ropes(data)
         mujoco.mj_comPos(model, data)
         mujoco.mj_comVel(model, data)
         state_from_mujoco(model, data, self.engine.body_index, self._state, 0)
@@ -494,6 +516,8 @@ class MechgymSimulator(Simulator):
         self.inexact_solves = 0
         self._contacts.clear()
         self._scratch.order[...] = np.arange(self._scratch.order.size)
+        if self._equalities_or_ropes:
+            self._start_on_rows(data)
         if self.engine.env.contacts and self._run(START_CONTACTS, self._packed.alone, self._packed.kind, _NO_WINDOWS,
                                                   self._first_step, 0, self._dt) < 0:
             self._fail("the resting contact forces of the initial state did not converge")

@@ -74,7 +74,8 @@ holds a load through friction keeps it at rest instead of letting it creep.
 Performance: the step's functions are kernels (``jit.kernel``): compiled without numba's runtime, they allocate
 nothing and do no reference counting of the arrays they receive; ``advance`` works in a ``StepScratch`` its
 caller allocates once. A simulator calls the engine through ``run`` (``advance``, or ``start_contacts`` at a
-reset): one entry point, so one compile of the engine's code.
+reset): one entry point, so one compile of the engine's code; ``start_on_rows``, a reset's move onto rows that the
+start does not hold, is a second one, compiled only for a scene whose start needs it.
 """
 
 from __future__ import annotations
@@ -105,6 +106,7 @@ from .contact import (
     join_near,
     keep_contacts,
     open_contacts,
+    place_on_rows,
     prime_contacts,
     settle_contacts,
     solve_contacts,
@@ -612,6 +614,31 @@ def start_contacts(bodies, actuators, env, linkage, geoms, state, contacts, cont
                           contact_scratch, work, step_scratch.joined, step_scratch.saved_impulses, MARGIN) < 0:
             return -1
     return 0
+
+
+@kernel
+def start_on_rows(blocks, kind):
+    """At a reset whose start an equality (connect, weld, rod) or a rope does not hold (the simulator finds which): each
+    world's poses moved onto its rows (``contact.place_on_rows``), its velocities projected onto them at the new poses,
+    G v = 0 (``constraints.project_velocity`` over a step of length 0, where no damper acts; the kinetic-energy metric
+    keeps the momentum), and its hinges' turns taken at the new angles. ``blocks``, ``kind``: as ``run``'s. Returns 0,
+    or -1 if a world's rows did not settle (that world is left as it started). An entry point of its own, beside
+    ``run``: compiled only for a scene that needs it."""
+    result = 0
+    for s in range(len(blocks)):
+        (bodies, actuators, env, linkage, geoms, confinements, state, contacts, contact_scratch, ctrl, status,
+         step_scratch, reading) = unpack_lazy(blocks[s], kind)
+        clear_step_scratch(step_scratch)
+        work, start = step_scratch.work, step_scratch.step_start
+        for world in range(state.com.shape[0]):
+            _snapshot(state, contacts, world, False, start, False)
+            if not (place_on_rows(linkage, bodies, state, world, contact_scratch, work, step_scratch.joined)
+                    and project_velocity(linkage.rows, bodies, linkage.solver, state, world, 0.0, work) >= 0):
+                _restore(state, contacts, world, False, start, work)
+                result = -1
+                continue
+            update_turns(linkage.coordinates, state, world, state.turns[world], step_scratch.coordinates.grad)
+    return result
 
 
 # What ``run`` does: its first argument.

@@ -58,6 +58,10 @@ RATE_ROUNDING = 4.0 * 2.0**-52
 # its matrix again at the current poses (a Newton step). The passive slider-crank at 0.5 ms: the coupler-slider
 # alignment row's SHAKE residual grew 1.5 % per iteration from 6e-13 with the first iterate's K.
 SLOW_GAIN = 0.5
+# count: halvings of a Newton step that moves a reset's start onto its rows (contact.position.place_on_rows) before the
+# step is given up: 2^-30 of a step of 1 m is below the rows' tolerance's reach (1e-9 m), so a step that no halving
+# makes a descent is no descent at all
+LINE_SEARCH_HALVINGS = 30
 
 # ---- Dense linear algebra (linalg.py) --------------------------------------------------------------------------------
 

@@ -135,7 +135,7 @@ RESTING_TOUCH, ...) are in :mod:`mechgym.physics.tolerances`.
 
 from .detect import find_contacts, join_near, sweep_setup
 from .joined import Joined, clear_joined
-from .position import correct_positions
+from .position import correct_positions, place_on_rows
 from .sets import HELD_FLOATS, HELD_INTS, ContactSet, Geoms, Scratch, contact_geoms, keep_contacts
 from .solve import (
     begin_solve,
@@ -163,6 +163,7 @@ __all__ = [
     "contact_geoms",
     "contact_sweep",
     "correct_positions",
+    "place_on_rows",
     "end_rebound",
     "find_contacts",
     "open_contacts",

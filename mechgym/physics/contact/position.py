@@ -11,6 +11,7 @@ from ..linalg import proximal_lcp
 from ..state import tensor_spin
 from ..tolerances import (
     CORRECTION_TURN,
+    LINE_SEARCH_HALVINGS,
     MARGIN,
     MAX_SWEEPS,
     POSITION_DIRECT_EVERY,
@@ -460,6 +461,68 @@ def _restore_rows(linkage, bodies, state, world, scratch, work, joined):
         for body in range(step.shape[0]):
             _move(state, world, body, step[body])
     return False
+
+
+@kernel
+def place_on_rows(linkage, bodies, state, world, scratch, work, joined):
+    """Move world ``world``'s poses onto its rows (a reset's start that an equality or a rope does not hold) by damped
+    Newton steps (``_newton_move``): the equality rows and the one-sided rows that are violated, held at their bounds
+    (``_hold_violated``; one that a move leaves violated is held too, and the moves go on). Returns False if the rows
+    do not settle in ``linkage.solver.max_sweeps`` moves (the poses are then wherever the last move left them)."""
+    rows = linkage.rows
+    joined.held[:] = 0.0
+    for _ in range(linkage.solver.max_sweeps):
+        worst = _evaluate_rows(rows, state, world, work.gradient, joined.value, joined.held)
+        if _hold_violated(linkage, joined):
+            worst = _evaluate_rows(rows, state, world, work.gradient, joined.value, joined.held)
+        if worst <= linkage.solver.tolerance:
+            return True
+        _newton_move(linkage, bodies, state, world, scratch, work, joined)
+    return False
+
+
+@kernel
+def _newton_move(linkage, bodies, state, world, scratch, work, joined):
+    """One damped Newton step on the poses for the rows that ``place_on_rows`` holds, their values and gradients in
+    ``joined.value`` and ``work.gradient``: dx = W G^T mu with A mu = -g (A = G W G^T, ``factor_rows``; each move the
+    least in the kinetic-energy metric that meets the linearised rows, so it keeps the momentum: W times forces the rows
+    exert on each other), taken whole where that lessens sum g^2, else halved until it does (a closed loop started far
+    off its closure: whole steps wander to another branch of it, or do not settle)."""
+    rows = linkage.rows
+    start = _squared_error(rows, joined)
+    take_spins(bodies, state.quat[world], scratch.spin)
+    take_mobilities(rows, bodies, scratch.spin, work.gradient, work.mobility)
+    factor_rows(rows, work.gradient, work.mobility, joined.rigid, joined, joined.held)
+    for r in range(rows.kind.size):
+        joined.value[r] = -joined.value[r]
+    solve_factored(joined, joined.value)
+    step = joined.moved
+    step[:] = 0.0
+    for r in range(rows.kind.size):
+        if joined.value[r] != 0.0:
+            _shift_along(step, rows.body_a[r], work.mobility[r], LIN_A, joined.value[r])
+            _shift_along(step, rows.body_b[r], work.mobility[r], LIN_B, joined.value[r])
+    _copy_poses(state.com[world], state.quat[world], work.com0, work.quat0)
+    for _ in range(LINE_SEARCH_HALVINGS):
+        for body in range(step.shape[0]):
+            _move(state, world, body, step[body])
+        _evaluate_rows(rows, state, world, work.gradient, joined.value, joined.held)
+        if _squared_error(rows, joined) < start:
+            return
+        _copy_poses(work.com0, work.quat0, state.com[world], state.quat[world])
+        for body in range(step.shape[0]):
+            for k in range(6):
+                step[body, k] *= 0.5
+
+
+@kernel
+def _squared_error(rows, joined):
+    """sum g^2 over the equality rows and the held one-sided rows (not the dampers), g from ``joined.value``."""
+    total = 0.0
+    for r in range(rows.kind.size):
+        if (rows.sense[r] == EQUALITY or joined.held[r] != 0.0) and rows.damping[r] == 0.0:
+            total += joined.value[r] * joined.value[r]
+    return total
 
 
 @kernel
