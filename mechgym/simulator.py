@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple, TypeVar
 
@@ -230,11 +231,13 @@ class Simulator(ABC):
         return None
 
     @classmethod
-    def step_many(cls, simulators: Sequence[Simulator], n: int) -> list[str | None]:
+    def step_many(cls, simulators: Sequence[Simulator], n: int, executor: Executor | None = None,
+                  shares: int = 1) -> list[str | None]:
         """``try_step(n)`` of each of ``simulators`` (of this backend), in order: each one's failure message, or
         None. A bad ``n`` or non-finite controls raise ``ValueError``, and a simulator of another backend
         ``TypeError``, before any of them steps. (The in-house engine advances them in one compiled call, with the GIL
-        released throughout.)"""
+        released throughout, or, given an ``executor`` of threads, in ``shares`` calls of contiguous shares of them at
+        once on its threads; MuJoCo's backend steps in Python and takes no executor.)"""
         n = checked_many(cls, simulators, n)
         return [simulator.try_step(n) for simulator in simulators]
 

@@ -4,14 +4,13 @@
 builds it; the other keywords are the task's (``backend``, ``physics_dt``, ``decimation``, ...) plus
 ``autoreset_mode`` and ``threads``. Each of the N sub-environments is the task's own ``MechEnv`` with its own
 simulator; a vector step checks and applies every action first (a bad action raises before any physics
-runs), then shares the episodes out among ``threads`` threads, a contiguous share each, and each thread takes
-its episodes a few at a time (``_step_share``): their control periods of physics in one ``Simulator.step_many``
-call (on the in-house engine one compiled call, which releases the GIL, so that the threads' physics runs on
-all the cores at once; MuJoCo's backend steps in Python between ``mj_step`` calls and gains nothing from
-threads), then the evaluation of their steps (``MechEnv.conclude_many``: a compiled task's kernel, one call for
-the group), which overlaps the other threads' physics, into the rows of one ``mechgym.steps.Steps`` (observations,
-rewards, ends, reward terms, outcomes and errors in arrays), from which the vector info is built key by key, without
-a dict per episode. Results are exactly those of Gymnasium's ``SyncVectorEnv`` over the same single envs: the
+runs), then runs the control period's physics of every episode in one ``Simulator.step_many`` call (on the in-house
+engine compiled calls that release the GIL, ``SHARES_PER_THREAD`` contiguous shares of the episodes per thread run on
+``threads`` threads at once; MuJoCo's backend steps in Python between ``mj_step`` calls and gains nothing from
+threads), then the evaluation of every step in this thread (``MechEnv.conclude_many``: a compiled task's readings in
+one compiled call and its kernel in one more) into one ``mechgym.steps.Steps`` (observations, rewards, ends, reward
+terms, outcomes and errors in arrays), from which the vector info is built key by key, without a dict per episode.
+Results are exactly those of Gymnasium's ``SyncVectorEnv`` over the same single envs: the
 same observations, rewards, ends and infos, bit for bit, for every autoreset mode (``NEXT_STEP``, the default;
 ``SAME_STEP``, with ``info["final_obs"]`` and ``info["final_info"]``; ``DISABLED``, with
 ``options={"reset_mask": mask}``).
@@ -36,15 +35,10 @@ from gymnasium.vector.utils import batch_space
 from .env import MechEnv, _positive_integer
 from .steps import Steps
 
-# Episodes a thread advances per physics call (``Simulator.step_many``) before it evaluates them: enough that the
-# call's fixed cost and the threads' handing the GIL to each other between physics (without) and evaluation (with)
-# are spread over several episodes, few enough that one thread's evaluation overlaps the others' physics. Measured
-# with 2 threads at N = 64 (env steps per second): 1 a call (each episode's physics, then its evaluation): CubeDrop
-# 13,000, Gripper 4,800, SliderCrank 4,900; 4: 15,000-16,600, 4,300-4,900, 5,600-5,700; 8: 17,000-19,500,
-# 4,100-4,650, 5,400-5,600 (a grasping Gripper episode's physics takes several times a free one's: the longer a
-# thread's evaluation, the longer the other may wait for the GIL when its physics ends first).
-EPISODES_PER_CALL = 4
-CALLS_PER_SHARE = 4  # at least, where a thread's share allows: a thread's physics is not all at once
+# Calls of the physics per thread in a vector step (``Simulator.step_many``'s shares): more than one, so that a thread
+# whose share of the episodes ran faster (free falls beside grasps) takes another; few, each call costing its handing
+# of the GIL to and from a thread.
+SHARES_PER_THREAD = 2
 
 
 def _available_cores() -> int:
@@ -56,8 +50,8 @@ class MechVectorEnv(VectorEnv):
 
     autoreset_mode: an ``AutoresetMode`` (or its value, e.g. ``"SameStep"``).
     threads:        threads that run the physics; 1 runs it in the calling thread. Default: on the in-house
-                    engine the cores this process may use, on MuJoCo 1 (its backend's Python between
-                    ``mj_step`` calls holds the GIL: more threads only contend for it, 25-35 % slower here).
+                    engine the cores this process may use, on MuJoCo 1 (its backend steps in Python, in the
+                    calling thread).
     env_kwargs:     the task's keywords, the same for every episode.
     """
 
@@ -168,15 +162,11 @@ class MechVectorEnv(VectorEnv):
         steps = Steps.empty(len(envs), self.envs[0])
         if not envs:
             return steps
-        work = list(zip(envs, clipped, strict=True))
-        if self._pool is None or len(envs) < 2:
-            _step_share(work, steps)
-            return steps
-        # One contiguous share per thread: a thread's evaluation of its last few episodes (Python, holding the GIL)
-        # runs while the other threads' physics (compiled, without the GIL) goes on.
-        bounds = np.linspace(0, len(envs), min(self.threads, len(envs)) + 1).round().astype(int).tolist()
-        list(self._pool.map(_step_share, [work[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)],
-                            [steps.rows(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]))
+        # The physics on the threads (compiled calls that release the GIL), the evaluation here, all at once.
+        first = envs[0]
+        errors = type(first.sim).step_many([env.sim for env in envs], first.decimation, self._pool,
+                                           self.threads * SHARES_PER_THREAD)
+        type(first).conclude_many(envs, list(clipped), errors, steps)
         return steps
 
     def render(self) -> tuple[Any, ...] | None:
@@ -188,15 +178,3 @@ class MechVectorEnv(VectorEnv):
         if self._pool is not None:
             self._pool.shutdown()
             self._pool = None
-
-
-def _step_share(work: list[tuple[MechEnv, np.ndarray]], out: Steps) -> None:
-    """The steps of the (episode, clipped action) pairs whose actions are applied, into the rows of ``out``, a group
-    at a time (up to ``EPISODES_PER_CALL``, in ``CALLS_PER_SHARE`` groups at least): their physics in one
-    ``Simulator.step_many`` call, then their evaluation (``conclude_many``)."""
-    group = max(1, min(EPISODES_PER_CALL, len(work) // CALLS_PER_SHARE))
-    for first in range(0, len(work), group):
-        part = work[first:first + group]
-        envs = [env for env, _ in part]
-        errors = type(envs[0].sim).step_many([env.sim for env in envs], envs[0].decimation)
-        type(envs[0]).conclude_many(envs, [action for _, action in part], errors, out.rows(first, first + len(part)))

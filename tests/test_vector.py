@@ -71,9 +71,9 @@ def test_the_native_vector_env_steps_exactly_as_sync_vector_env(env_id, backend,
 
 @pytest.mark.parametrize("backend", ["mechgym", "mujoco"])
 @pytest.mark.parametrize("env_id", ENV_IDS)
-def test_groups_of_episodes_concluded_in_one_kernel_call_step_exactly_as_sync_vector_env(env_id, backend):
-    """16 episodes on one thread go in groups of 4 (vector.EPISODES_PER_CALL): each group's physics in one call and
-    its evaluation in one call of the task's kernel, rows of a batch that a single env fills alone."""
+def test_episodes_stepped_and_concluded_in_one_call_on_one_thread_step_exactly_as_sync_vector_env(env_id, backend):
+    """16 episodes on one thread: their physics in one call and their evaluation in one call of the task's kernel,
+    rows of a batch that a single env fills alone."""
     native, sync = pair(env_id, backend, AutoresetMode.NEXT_STEP, num_envs=16, threads=1)
     assert_same(native.reset(seed=3), sync.reset(seed=3), "reset")
     rng = np.random.default_rng(4)
@@ -136,7 +136,7 @@ def test_an_episode_whose_observation_is_not_finite_ends_alone_with_its_last_obs
     assert np.isfinite(observations).all() and not np.array_equal(observations[0], before[0])
 
 
-@pytest.mark.parametrize(("num_envs", "threads"), [(N, 1), (N, 2), (12, 1)])  # (12, 1): in groups of 3
+@pytest.mark.parametrize(("num_envs", "threads"), [(N, 1), (N, 2), (12, 2)])  # (12, 2): four shares of 3
 def test_an_episode_whose_simulator_fails_ends_alone_and_the_others_go_on(num_envs, threads):
     native = gym.make_vec("mechgym/CubeDrop-v0", num_envs=num_envs, backend="mechgym", threads=threads).unwrapped
     native.reset(seed=0)

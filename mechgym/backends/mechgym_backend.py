@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import sys
 import warnings
+from itertools import repeat
 
 import mujoco
 import numpy as np
@@ -206,10 +207,10 @@ class MechgymSimulator(Simulator):
         return done
 
     @classmethod
-    def step_many(cls, simulators, n):
+    def step_many(cls, simulators, n, executor=None, shares=1):
         """The simulators of one scene type and dt, without force windows or an earlier failure, take their steps
-        in one call of the engine (each simulator's ``step`` would make the same steps, bit for bit); the others
-        step on their own."""
+        in one call of the engine, or in ``shares`` calls of contiguous shares of them on the threads of ``executor``
+        at once (each simulator's ``step`` would make the same steps, bit for bit); the others step on their own."""
         n = checked_many(cls, simulators, n)
         messages: list[str | None] = [None] * len(simulators)
         # batches by packed type, found by identity (numba interns its types; hashing one walks its whole tree)
@@ -224,8 +225,15 @@ class MechgymSimulator(Simulator):
             kind = batch[0]._packed.kind
             for simulator in batch:
                 simulator._now.clear()
+            blocks = stack([simulator._packed for simulator in batch])
             first_steps = np.array([simulator._step_count for simulator in batch], dtype=np.int64)
-            _RUN(ADVANCE, stack([simulator._packed for simulator in batch]), kind, _NO_WINDOWS, first_steps, n, dt)
+            bounds = np.linspace(0, len(batch), min(shares, len(batch)) + 1).round().astype(int).tolist()
+            if executor is None or len(bounds) < 3:
+                _RUN(ADVANCE, blocks, kind, _NO_WINDOWS, first_steps, n, dt)
+            else:
+                parts = list(zip(bounds[:-1], bounds[1:], strict=True))
+                list(executor.map(_RUN, repeat(ADVANCE), [blocks[a:b] for a, b in parts], repeat(kind),
+                                  repeat(_NO_WINDOWS), [first_steps[a:b] for a, b in parts], repeat(n), repeat(dt)))
             for i, simulator in zip(members, batch, strict=True):
                 messages[i] = simulator._finish_steps(n)
         return messages

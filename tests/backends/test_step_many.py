@@ -3,6 +3,8 @@ those that share a scene type and dt), each exactly as its own ``step(n)`` would
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pytest
 
@@ -31,15 +33,20 @@ def _trace(sim) -> tuple:
     return sim.time, sim.qpos.tolist(), sim.qvel.tolist(), [(e.time, e.geom1, e.geom2, e.speed) for e in sim.events]
 
 
+@pytest.mark.parametrize("threads", [None, 2])
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_each_simulator_steps_as_its_own_step_would_bit_for_bit(backend):
+def test_each_simulator_steps_as_its_own_step_would_bit_for_bit(backend, threads):
+    """In one call, or (threads) in shares of the batch of two cube drops on two threads at once."""
     together, alone = _mixed(backend), _mixed(backend)
+    executor = ThreadPoolExecutor(threads) if threads else None
     for n in (1, 40, 200):
-        assert type(together[0]).step_many(together, n) == [None] * len(together)
+        assert type(together[0]).step_many(together, n, executor, shares=4) == [None] * len(together)
         for sim in alone:
             sim.step(n)
     assert [_trace(sim) for sim in together] == [_trace(sim) for sim in alone]
     assert together[0].events and together[1].qpos.tolist() != together[0].qpos.tolist()
+    if executor is not None:
+        executor.shutdown()
 
 
 def test_a_call_past_the_event_buffer_goes_on_and_keeps_every_impact():
