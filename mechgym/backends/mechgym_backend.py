@@ -437,11 +437,17 @@ class MechgymSimulator(Simulator):
         return self._state.momentum[0, index].copy() if index >= 0 else np.zeros(3)
 
     def energy(self) -> float:
-        """K = sum 1/2 m |v_c|^2 + 1/2 L . w;  U = -sum_b m_b g . c_b over all bodies (static ones included), plus the
-        springs' (``_spring_energy``; a tendon's length by MuJoCo's kinematics at the current qpos)."""
+        """K = sum 1/2 m |v_c|^2 + 1/2 L . w over the bodies, plus 1/2 a qvel^2 over the hinge and slide dofs with an
+        armature a;  U = -sum_b m_b g . c_b over all bodies (static ones included), plus the springs'
+        (``_spring_energy``; a tendon's length by MuJoCo's kinematics at the current qpos)."""
         engine = self.engine
-        return (float(energy(engine.bodies, engine.env.gravity, self._state, 0)) + engine.static_potential
-                + self._spring_energy(self._tendon_lengths))
+        total = (float(energy(engine.bodies, engine.env.gravity, self._state, 0)) + engine.static_potential
+                 + self._spring_energy(self._tendon_lengths))
+        armed = np.flatnonzero(self.model.dof_armature)
+        if armed.size:
+            rates = self._read_state().qvel[armed]
+            total += 0.5 * float(self.model.dof_armature[armed] @ (rates * rates))
+        return total
 
     def _tendon_lengths(self) -> np.ndarray:
         """MuJoCo's ten_length at the current qpos (the reset's MjData as scratch)."""

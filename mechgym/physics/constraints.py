@@ -37,9 +37,10 @@ One step of length h (``step.advance`` runs these stages; the kicks are those of
                   one-sided rows by an active set)                               (this module)
                   (with velocity-dependent forces the two alternate to a fixed point, see step.py)
 
-Joint damping and the servos' kv are damper rows, not forces: over each half-step the trapezoidal rule's
-impulse of the force -d G v, implicit in the half-step's end velocity, joins SHAKE (the opening half) and the
-velocity projection (the closing half) as a soft row (``damper_compliance``).
+Joint damping, the servos' kv and joint armature are damper rows, not forces: over each half-step the trapezoidal
+rule's impulse of the force -d G v and the armature's -a (G v_end - G v_start), implicit in the half-step's end
+velocity, join SHAKE (the opening half) and the velocity projection (the closing half) as a soft row
+(``damper_compliance``).
 
 W is the inverse mass matrix: 1/m on the linear part and R diag(1/I) R^T (principal moments I) on the
 angular part. An impulse P (N s) along a gradient row adds P dg/dx / m to the COM velocity and P dg/dtheta
@@ -97,12 +98,16 @@ class Rows(NamedTuple):
     # constraint, but the force -d dg/dt, integrated over each half-step by the trapezoidal rule, implicitly
     # (``damper_compliance``): in SHAKE over the opening half-step, in the velocity projection over the closing one
     damping: np.ndarray
+    # (R,) 0 for a constraint row; a > 0 (kg, kg m^2: MJCF's joint armature) makes the row a damper too, of the
+    # coordinate's inertia: the force -a d^2g/dt^2, the impulse -a (G v_end - G v_start) over each half-step
+    armature: np.ndarray
 
     @staticmethod
     def empty() -> Rows:
         vector = np.zeros((0, 3))
         index = np.zeros(0, dtype=np.int64)
-        return Rows(index, index, index, vector, vector, vector, vector, vector, np.zeros(0), index, np.zeros(0))
+        return Rows(index, index, index, vector, vector, vector, vector, vector, np.zeros(0), index, np.zeros(0),
+                    np.zeros(0))
 
     @staticmethod
     def concatenate(parts: list[Rows]) -> Rows:
@@ -111,15 +116,17 @@ class Rows(NamedTuple):
 
 
 def make_rows(kind, body_a, body_b, anchor_a=(0.0, 0.0, 0.0), anchor_b=(0.0, 0.0, 0.0), axis_a=(0.0, 0.0, 0.0),
-              axis_b=(0.0, 0.0, 0.0), ref_a=(0.0, 0.0, 0.0), offset=0.0, sense=EQUALITY, damping=0.0) -> Rows:
+              axis_b=(0.0, 0.0, 0.0), ref_a=(0.0, 0.0, 0.0), offset=0.0, sense=EQUALITY, damping=0.0,
+              armature=0.0) -> Rows:
     """Rows from per-row values; scalars and single vectors are broadcast to the longest argument."""
     vectors = [np.atleast_2d(np.asarray(v, dtype=float)) for v in (anchor_a, anchor_b, axis_a, axis_b, ref_a)]
-    scalars = [np.atleast_1d(np.asarray(s)) for s in (kind, body_a, body_b, offset, sense, damping)]
+    scalars = [np.atleast_1d(np.asarray(s)) for s in (kind, body_a, body_b, offset, sense, damping, armature)]
     count = max([v.shape[0] for v in vectors] + [s.size for s in scalars])
-    kind, body_a, body_b, offset, sense, damping = (np.broadcast_to(s, (count,)).copy() for s in scalars)
+    kind, body_a, body_b, offset, sense, damping, armature = (np.broadcast_to(s, (count,)).copy() for s in scalars)
     anchor_a, anchor_b, axis_a, axis_b, ref_a = (np.broadcast_to(v, (count, 3)).copy() for v in vectors)
     return Rows(kind.astype(np.int64), body_a.astype(np.int64), body_b.astype(np.int64), anchor_a, anchor_b,
-                axis_a, axis_b, ref_a, offset.astype(float), sense.astype(np.int64), damping.astype(float))
+                axis_a, axis_b, ref_a, offset.astype(float), sense.astype(np.int64), damping.astype(float),
+                armature.astype(float))
 
 
 class Solver(NamedTuple):
@@ -171,12 +178,21 @@ class Workspace(NamedTuple):
     diagonal: np.ndarray  # (R,) scratch of ``linalg.lu_factor``
     kicked: np.ndarray  # (B,) bool: body received a SHAKE impulse since its last re-drift
     threshold: np.ndarray  # (1,) velocity tolerance of the current projection, m/s or rad/s
-    # (R,) c = 4 / (h d) of each damper row taking part in the current solve (``damper_compliance``; m/s per N s,
-    # rad/s per N m s), 0 for the other rows
+    # (R,) c = 4 / (h d + 4 a) of each damper row taking part in the current solve (``damper_compliance``; m/s per
+    # N s, rad/s per N m s), 0 for the other rows
     compliance: np.ndarray
-    # (R,) the rate G v each damper row's current half-step starts from (m/s or rad/s): G(q_n) v_n in SHAKE
-    # (``begin_step``), G(q_{n+1}) v_half in the velocity projection (``start_damper_rates``); 0 for the other rows
+    # (R,) the rate G v each damper row's current half-step starts from (m/s or rad/s), for its damping and for its
+    # armature: G(q_n) v_n in SHAKE (``begin_step``); in the velocity projection G(q_{n+1}) v_half and G(q_n) v_half,
+    # the rate the opening half's armature ended with (``start_damper_rates``); 0 for the other rows
     damper_start: np.ndarray
+    armature_start: np.ndarray
+    # (R,) each damper row's chord rate (g(q) - g(q_n)) / h at the last SHAKE iterate (``_damper_residual``): its
+    # armature's rate over the opening half-step, from which the closing half goes on
+    armature_chord: np.ndarray
+    # (R,) the weights h d / (h d + 4 a) and -4 a / (h d + 4 a) of those start rates in each damper row's soft row
+    # (``damper_compliance``): 1 and -0 for a damper without armature
+    damper_weight: np.ndarray
+    armature_weight: np.ndarray
     # (3,) what ``matrix`` (and its factored set) holds for a later stage to take up (``_holds``): HELD_NONE, or
     # HELD_PROJECTION (a velocity projection's K = G W G^T + c at the current poses, for the next step's
     # ``predict_shake``); then the world and the step length h (s) it was taken for
@@ -208,8 +224,8 @@ class Workspace(NamedTuple):
                          index, index.copy(), index.copy(), np.zeros(2, dtype=np.int64),
                          np.zeros(rows, dtype=np.bool_), np.zeros(rows), np.zeros(rows), np.zeros(rows),
                          np.zeros(rows), np.zeros(bodies, dtype=np.bool_), np.zeros(1), np.zeros(rows),
-                         np.zeros(rows), np.zeros(3), np.zeros((bodies, 6)), np.zeros((bodies, 6)), np.zeros(rows),
-                         np.zeros((bodies, 3)))
+                         np.zeros(rows), np.zeros(rows), np.zeros(rows), np.zeros(rows), np.zeros(rows), np.zeros(3),
+                         np.zeros((bodies, 6)), np.zeros((bodies, 6)), np.zeros(rows), np.zeros((bodies, 3)))
         if cleared:
             clear_workspace(work)
         return work
@@ -388,15 +404,40 @@ def redrift(bodies, state, world, body, h, work):
 
 
 @kernel(inline=True)
-def damper_compliance(damping, h):
-    """c = 4 / (h d) of a damper row of damping d (N s/m or N m s/rad) in a step of h seconds (m/s per N s or
-    rad/s per N m s; 0 when h or d is 0: no damper acts). Over a half-step the trapezoidal rule gives the
-    force -d G v the impulse P = -(h/4) d (G v_start + G v_end), i.e. the soft row G v_end + c P + G v_start = 0:
-    linear in the end velocity, so it is solved exactly with the other rows (SHAKE over the opening half-step,
-    the velocity projection over the closing one). Each half is A-stable: it multiplies a damped velocity by
-    (1 - h d / 4m) / (1 + h d / 4m), where an explicit half multiplies it by 1 - h d / 2m, of magnitude 1 and
-    more once h d >= 4m (a 50 g finger pad on 20 N s/m at 10 ms)."""
-    return 4.0 / (h * damping) if h > 0.0 and damping > 0.0 else 0.0
+def is_damper(rows, r):
+    """Whether row r is a damper row (a coordinate's damping or armature: ``Rows.damping``, ``Rows.armature``), not
+    a constraint."""
+    return rows.damping[r] > 0.0 or rows.armature[r] > 0.0
+
+
+@kernel(inline=True)
+def damper_compliance(rows, r, h, work):
+    """Set the compliance c = 4 / (h d + 4 a) (m/s per N s or rad/s per N m s) and the start rates' weights
+    h d / (h d + 4 a), -4 a / (h d + 4 a) of damper row r, of damping d (N s/m or N m s/rad) and armature a (kg or
+    kg m^2), in a step of h seconds, into ``work`` (c = 0 when h is 0, or d and a are: no damper acts). Over a
+    half-step the trapezoidal rule gives the force -d G v the impulse -(h/4) d (G v_start + G v_end), and the
+    armature's force -a d(G v)/dt the impulse -a (G v_end - G v_start'): their sum P is the soft row
+    G v_end + c P + (h d G v_start - 4 a G v_start') / (h d + 4 a) = 0, linear in the end velocity, so it is solved
+    exactly with the other rows (SHAKE over the opening half-step, the velocity projection over the closing one).
+    The armature is the coordinate's own inertia (MuJoCo adds it to the joint-space inertia's diagonal; a force
+    -a q'' along the coordinate's gradient G is exactly that): its impulses telescope, -a (q'_{n+1} - q'_n) over a
+    step, only if each half starts from the rate the last one ended with, G v_start' (``Workspace.armature_start``),
+    measured with the same G: the closing half's G(q_{n+1}) v_half differs from the opening half's G(q_n) v_half by
+    h v^T H v (H the Hessian of q), which on a hinge whose axis turns (a wrist on a turning arm) was a force
+    a v^T H v that gained energy without bound. Each half is A-stable for the damping: it multiplies a damped
+    velocity by (1 - h d / 4m) / (1 + h d / 4m), where an explicit half multiplies it by 1 - h d / 2m, of magnitude
+    1 and more once h d >= 4m (a 50 g finger pad on 20 N s/m at 10 ms)."""
+    damping, armature = rows.damping[r], rows.armature[r]
+    acts = h > 0.0 and (damping > 0.0 or armature > 0.0)
+    work.compliance[r] = 4.0 / (h * damping + 4.0 * armature) if acts else 0.0
+    work.damper_weight[r] = h * damping / (h * damping + 4.0 * armature) if acts else 0.0
+    work.armature_weight[r] = -4.0 * armature / (h * damping + 4.0 * armature) if acts else 0.0
+
+
+@kernel(inline=True)
+def _damper_start(work, r):
+    """The start term of damper row r's soft row (``damper_compliance``), m/s or rad/s."""
+    return work.damper_weight[r] * work.damper_start[r] + work.armature_weight[r] * work.armature_start[r]
 
 
 @kernel(inline=True)
@@ -422,9 +463,9 @@ def begin_step(rows, bodies, state, world, h, work):
         for r in range(rows.kind.size):
             work.start_value[r] = evaluate_row(rows, r, state, world, work.start_gradient[r])
     for r in range(rows.kind.size):
-        work.compliance[r] = damper_compliance(rows.damping[r], h)
-        if rows.damping[r] > 0.0:
-            work.damper_start[r] = _start_rate(rows, state, world, r, work)
+        damper_compliance(rows, r, h, work)
+        if is_damper(rows, r):
+            work.damper_start[r] = work.armature_start[r] = _start_rate(rows, state, world, r, work)
 
 
 @kernel(inline=True)
@@ -684,14 +725,24 @@ def _join_movable_rows(rows, work):
 
 
 @kernel
-def _damper_residual(rows, bodies, state, world, h, work, r):
+def _damper_residual(rows, bodies, state, world, h, work, r, drifted):
     """SHAKE's residual of damper row r (m): h (G0 v + c P + G0 v_n), its soft row over the opening half-step
     (``damper_compliance``) times h, at the current half-step velocity v (angular at q_n) with P its impulse
     so far; its gradient ``work.gradient[r]`` is set to G0, the direction its impulse acts along, so that
-    ``_assemble`` takes its exact coupling h G0 W G0^T."""
+    ``_assemble`` takes its exact coupling h G0 W G0^T. An armature's rate is, once the poses have drifted
+    (``drifted``: SHAKE's iterates), the chord rate (g(q) - g(q_n)) / h (kept in ``work.armature_chord``, where the
+    closing half goes on from: ``start_damper_rates``), before it (``predict_shake``) its linear prediction G0 v: so the
+    armature's rate is the coordinate's own over each half, and its impulses take the coordinate's acceleration
+    whole, its centripetal part v^T H v included, half in each half-step (second order)."""
+    rate = _start_rate(rows, state, world, r, work)
+    if drifted and rows.armature[r] > 0.0:
+        chord = evaluate_row(rows, r, state, world, work.gradient[r]) - work.start_value[r]
+        if rows.kind[r] == ANGLE:
+            chord -= 2.0 * math.pi * round(chord / (2.0 * math.pi))
+        work.armature_chord[r] = chord / h
+        rate = work.damper_weight[r] * rate - work.armature_weight[r] * work.armature_chord[r]
     copy_into(work.start_gradient[r], work.gradient[r])
-    return h * (_start_rate(rows, state, world, r, work) + work.compliance[r] * work.impulse_position[r]
-                + work.damper_start[r])
+    return h * (rate + work.compliance[r] * work.impulse_position[r] + _damper_start(work, r))
 
 
 @kernel(inline=True)
@@ -701,9 +752,10 @@ def _position_residuals(rows, bodies, state, world, h, work):
     against ``work.impulse_position``)."""
     worst = 0.0
     for r in range(rows.kind.size):
-        if rows.damping[r] > 0.0:
-            value = _damper_residual(rows, bodies, state, world, h, work, r)
-            error = _damper_error(value, h * work.compliance[r] * work.impulse_position[r], h * work.damper_start[r])
+        if is_damper(rows, r):
+            value = _damper_residual(rows, bodies, state, world, h, work, r, True)
+            error = _damper_error(value, h * work.compliance[r] * work.impulse_position[r],
+                                  h * _damper_start(work, r))
         else:
             value = evaluate_row(rows, r, state, world, work.gradient[r])
             error = _acting_error(rows.sense[r], value, work.impulse_position[r])
@@ -732,8 +784,8 @@ def predict_shake(rows, bodies, solver, state, world, h, work):
     _take_omegas(work.spin0, state, world, work.omega)
     for r in range(rows.kind.size):
         work.impulse_position[r] = 0.0
-        if rows.damping[r] > 0.0:
-            work.residual[r] = _damper_residual(rows, bodies, state, world, h, work, r) / h
+        if is_damper(rows, r):
+            work.residual[r] = _damper_residual(rows, bodies, state, world, h, work, r, False) / h
         else:
             rate = _rate_from(rows, state, world, r, work.start_gradient[r], work.omega)
             work.residual[r] = work.start_value[r] / h + rate - work.chord_rate[r]
@@ -756,7 +808,7 @@ def _keep_chord_rates(rows, bodies, state, world, h, work):
     equality row, or a one-sided row with an impulse), 0 for the others (``Workspace.chord_rate``)."""
     _take_omegas(work.spin0, state, world, work.omega)
     for r in range(rows.kind.size):
-        acted = rows.damping[r] == 0.0 and (rows.sense[r] == EQUALITY or work.impulse_position[r] != 0.0)
+        acted = not is_damper(rows, r) and (rows.sense[r] == EQUALITY or work.impulse_position[r] != 0.0)
         work.chord_rate[r] = 0.0
         if acted:
             rate = _rate_from(rows, state, world, r, work.start_gradient[r], work.omega)
@@ -932,8 +984,9 @@ def _velocity_residual(rows, state, world, work, r):
     rate = _rate_from(rows, state, world, r, work.gradient[r], work.omega)
     if work.compliance[r] > 0.0:
         stored = work.compliance[r] * work.impulse_velocity[r]
-        rate += stored + work.damper_start[r]
-        return rate, _damper_error(rate, stored, work.damper_start[r])
+        start = _damper_start(work, r)
+        rate += stored + start
+        return rate, _damper_error(rate, stored, start)
     return rate, _acting_error(rows.sense[r], rate, work.impulse_velocity[r])
 
 
@@ -949,15 +1002,18 @@ def _rate_size(rows, state, world, r, grad, omega):
 
 
 @kernel(inline=True)
-def start_damper_rates(rows, bodies, state, world, work):
-    """Each damper row's rate G v at the current poses and velocities (``work.damper_start``), where the damping
-    of a velocity-level solve over the next half-step starts (``begin_projection``): before the closing kick,
-    G(q_{n+1}) v_half at what SHAKE and the contacts' position correction left; in the resting reactions' trial
-    of the next opening half-step (``contact.solve``), the current rates."""
+def start_damper_rates(rows, bodies, state, world, work, after_shake):
+    """Each damper row's rates G v where a velocity-level solve over the next half-step starts (``begin_projection``):
+    ``work.damper_start``, its damping's, at the current poses and velocities; ``work.armature_start``, its armature's
+    (``damper_compliance``), the same, except ``after_shake``: before the closing kick, where the damping starts from
+    G(q_{n+1}) v_half at what SHAKE and the contacts' position correction left, the armature goes on from the chord
+    rate that SHAKE's opening half left it at (``_damper_residual``; in the resting reactions' trial of the next
+    opening half-step, ``contact.solve``, both are the current rates)."""
     for r in range(rows.kind.size):
-        if rows.damping[r] > 0.0:
+        if is_damper(rows, r):
             evaluate_row(rows, r, state, world, work.gradient[r])
             work.damper_start[r] = row_rate(rows, bodies, state, world, r, work.gradient[r], work.vectors[0])
+            work.armature_start[r] = work.armature_chord[r] if after_shake else work.damper_start[r]
 
 
 @kernel(inline=True)
@@ -977,8 +1033,8 @@ def begin_projection(rows, bodies, solver, state, world, half, work):
         grad = work.gradient[r]
         value = work.projection_value[r] = evaluate_row(rows, r, state, world, grad)
         _mobility(bodies, work.spin, rows, r, grad, work.mobility[r])
-        work.compliance[r] = damper_compliance(rows.damping[r], 2.0 * half)
-        acting = work.compliance[r] > 0.0 if rows.damping[r] > 0.0 else (
+        damper_compliance(rows, r, 2.0 * half, work)
+        acting = work.compliance[r] > 0.0 if is_damper(rows, r) else (
             rows.sense[r] == EQUALITY or rows.sense[r] * value <= solver.tolerance or work.impulse_position[r] != 0.0)
         work.active[r] = acting and _shared_coupling(rows, work.gradient, r, work.mobility, r) > 0.0
         # Warm start from the previous step's impulse of an active row (its sign is already allowed).

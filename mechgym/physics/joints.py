@@ -78,6 +78,7 @@ class Coordinates(NamedTuple):
     qpos0: np.ndarray  # (C,)
     hinge: np.ndarray  # (C,) bool: unwrap across turns
     damping: np.ndarray  # (C,) joint damping: N s/m (slide), N m s/rad (hinge); force -damping qvel
+    armature: np.ndarray  # (C,) joint armature: kg (slide), kg m^2 (hinge); force -armature qacc
     stiffness: np.ndarray  # (C,) joint stiffness: N/m (slide), N m/rad (hinge); force -stiffness (qpos - springref)
     springref: np.ndarray  # (C,) the spring's rest qpos (MuJoCo's qpos_spring), m or rad
     ball_parent: np.ndarray  # (K,) int64 engine body, -1 = static parent
@@ -381,6 +382,7 @@ class _Builder:
             qpos0=model.qpos0[qposadr].copy(),
             hinge=model.jnt_type[joints] == int(_JNT.mjJNT_HINGE),
             damping=model.dof_damping[model.jnt_dofadr[joints]].copy(),
+            armature=model.dof_armature[model.jnt_dofadr[joints]].copy(),
             stiffness=model.jnt_stiffness[joints].copy(),
             springref=model.qpos_spring[qposadr].copy(),
             ball_parent=np.array([frames.engine(a) for a, _, _ in self.balls], dtype=np.int64),
@@ -400,11 +402,11 @@ def _concatenate(parts) -> Rows:
 
 
 def damper_rows(coordinates: Coordinates, damping: np.ndarray) -> Rows:
-    """A damper row (``constraints.begin_projection``) for every hinge/slide coordinate with a damping
-    ``damping`` (C,) > 0 (N s/m, N m s/rad): a copy of its measuring row, carrying that damping."""
-    damped = np.flatnonzero(damping > 0.0)
+    """A damper row (``constraints.damper_compliance``) for every hinge/slide coordinate with a damping ``damping``
+    (C,) > 0 (N s/m, N m s/rad) or an armature: a copy of its measuring row, carrying both."""
+    damped = np.flatnonzero((damping > 0.0) | (coordinates.armature > 0.0))
     rows = Rows(*(np.asarray(field)[damped] for field in coordinates.rows))
-    return rows._replace(damping=damping[damped].astype(float))
+    return rows._replace(damping=damping[damped].astype(float), armature=coordinates.armature[damped].astype(float))
 
 
 def build_constraints(model: mujoco.MjModel, body_index: np.ndarray) -> Constraints:

@@ -457,7 +457,7 @@ def _step(bodies, actuators, env, linkage, geoms, confinements, windows, state, 
             return CONTACTS_NOT_SOLVED
         join_near(bodies, env, state, world, h, work.vel0, work.momentum0, contacts, contact_scratch)
     if constrained:
-        start_damper_rates(rows, bodies, state, world, work)
+        start_damper_rates(rows, bodies, state, world, work, True)
     window_impulse(windows, world, t_mid, t1, impulse)
     if env.implicit:
         code = closing_kick(bodies, actuators, env, linkage, constrained, state, world, ctrl, half, h, impulse,

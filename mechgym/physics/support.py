@@ -1,13 +1,13 @@
 """What the engine runs: rigid bodies on free, hinge, slide, ball and planar joints (RATTLE rows), equality
 connects, body welds, rods and ropes (spatial tendons between two sites), under gravity, fluid forces,
-free/hinge/slide joint damping, hinge/slide joint and tendon springs and actuators.
+free/hinge/slide joint damping, hinge/slide joint armature, hinge/slide joint and tendon springs and actuators.
 
 :func:`check_supported` raises ``SceneError(code, message)`` for every MJCF feature of a compiled model
 that the engine would otherwise ignore; ``joints.build_constraints`` (called by ``model.build_model``)
 raises for joint, equality and tendon combinations it cannot express as rows. Codes:
 
-- ``joint.unsupported``: a joint with armature, friction loss, polynomial damping, polynomial stiffness,
-  actuator force limits or actuator gravity compensation; stiffness or damping on a ball joint, stiffness on a
+- ``joint.unsupported``: a joint with friction loss, polynomial damping, polynomial stiffness, actuator force
+  limits or actuator gravity compensation; stiffness or damping on a ball joint, stiffness or armature on a ball or
   free joint; joint combinations other than those listed above (joints.py);
 - ``body.welded``: a body without a joint under a moving body (composite bodies are not merged);
 - ``body.unsupported``: gravity compensation;
@@ -104,7 +104,7 @@ def _check_joints(model: mujoco.MjModel) -> None:
         for feature, value in (
             ("stiffness on a ball or free joint", kind in dof_count and model.jnt_stiffness[j]),
             ("stiffness polynomial", np.abs(model.jnt_stiffnesspoly[j]).max()),
-            ("armature", np.abs(model.dof_armature[dofs]).max()),
+            ("armature on a ball or free joint", kind in dof_count and np.abs(model.dof_armature[dofs]).max()),
             ("frictionloss", np.abs(model.dof_frictionloss[dofs]).max()),
             ("damping polynomial", np.abs(model.dof_dampingpoly[dofs]).max()),
             ("damping on a ball joint", kind == int(mujoco.mjtJoint.mjJNT_BALL) and np.any(model.dof_damping[dofs])),

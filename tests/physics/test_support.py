@@ -53,7 +53,7 @@ def test_hinge_slide_and_ball_joints_load_and_move_as_the_closed_form(joint, qve
 
 
 @pytest.mark.parametrize("joint, attribute, feature", [
-    ('type="ball"', 'stiffness="1"', "stiffness on a ball"), ('type="slide"', 'armature="0.1"', "armature"),
+    ('type="ball"', 'stiffness="1"', "stiffness on a ball"), ('type="ball"', 'armature="0.1"', "armature on a ball"),
     ('type="hinge"', 'frictionloss="1"', "frictionloss"), ('type="ball"', 'damping="1"', "damping on a ball"),
 ])
 def test_joint_features(joint, attribute, feature):

@@ -38,7 +38,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..constraints import EQUALITY, LIN_A, LIN_B, shared_dot
+from ..constraints import EQUALITY, LIN_A, LIN_B, is_damper, shared_dot
 from ..jit import kernel, zero_arrays
 from ..linalg import cholesky_solve, semidefinite_cholesky
 from ..tolerances import BLOCKED
@@ -103,7 +103,7 @@ def factor_rows(rows, gradient, mobility, compliance, joined, held):
     joined.body_ready[:] = False
     for i in range(count):
         joined.dependent[i] = ((rows.sense[i] != EQUALITY and held[i] == 0.0)
-                               or (rows.damping[i] > 0.0 and not compliance[i] > 0.0))
+                               or (is_damper(rows, i) and not compliance[i] > 0.0))
         for j in range(i + 1):
             factor[i, j] = 0.0
             if not (joined.dependent[i] or joined.dependent[j]):
@@ -241,7 +241,7 @@ def apply_joined(rows, bodies, state, world, joined, response, push, amount, imp
         if joined.dependent[r] or response[r] == 0.0:
             continue
         share = -amount * response[r]
-        if rows.damping[r] > 0.0:
+        if is_damper(rows, r):
             damper_impulses[r] += share
         else:
             impulses[r] += share

@@ -5,7 +5,16 @@ from __future__ import annotations
 
 import math
 
-from ..constraints import EQUALITY, LIN_A, LIN_B, coupling, evaluate_row, take_mobilities, take_spins
+from ..constraints import (
+    EQUALITY,
+    LIN_A,
+    LIN_B,
+    coupling,
+    evaluate_row,
+    is_damper,
+    take_mobilities,
+    take_spins,
+)
 from ..jit import kernel
 from ..linalg import proximal_lcp
 from ..state import tensor_spin
@@ -246,7 +255,7 @@ def _hold_violated(linkage, joined):
     rows = linkage.rows
     found = False
     for r in range(rows.kind.size):
-        if (rows.sense[r] != EQUALITY and rows.damping[r] == 0.0 and joined.held[r] == 0.0
+        if (rows.sense[r] != EQUALITY and not is_damper(rows, r) and joined.held[r] == 0.0
                 and rows.sense[r] * joined.value[r] < -linkage.solver.tolerance):
             joined.held[r] = 1.0
             found = True
@@ -425,7 +434,7 @@ def _evaluate_rows(rows, state, world, gradient, value, held):
     worst = 0.0
     for r in range(rows.kind.size):
         value[r] = evaluate_row(rows, r, state, world, gradient[r])
-        if (rows.sense[r] == EQUALITY or held[r] != 0.0) and rows.damping[r] == 0.0:
+        if (rows.sense[r] == EQUALITY or held[r] != 0.0) and not is_damper(rows, r):
             worst = max(worst, abs(value[r]))
     return worst
 
@@ -520,7 +529,7 @@ def _squared_error(rows, joined):
     """sum g^2 over the equality rows and the held one-sided rows (not the dampers), g from ``joined.value``."""
     total = 0.0
     for r in range(rows.kind.size):
-        if (rows.sense[r] == EQUALITY or joined.held[r] != 0.0) and rows.damping[r] == 0.0:
+        if (rows.sense[r] == EQUALITY or joined.held[r] != 0.0) and not is_damper(rows, r):
             total += joined.value[r] * joined.value[r]
     return total
 

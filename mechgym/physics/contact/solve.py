@@ -578,7 +578,7 @@ def _rest_reactions(linkage, bodies, env, state, world, h, wrench, contacts, scr
             scratch.rest_part[c] = ASIDE if contacts.active[i] else KEEP
             contacts.active[i] = False
     if rows.kind.size > 0:
-        start_damper_rates(rows, bodies, state, world, work)
+        start_damper_rates(rows, bodies, state, world, work, False)
     _keep_motion(state, world, saved, work.impulse_velocity, held)
     for b in range(saved.shape[0]):
         for k in range(3):

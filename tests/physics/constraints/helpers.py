@@ -35,7 +35,8 @@ NO_ACTUATORS = Actuators(body=_INDEX, coordinate=_INDEX, axes=_INDEX, site_pos=_
                          force_limited=np.zeros(0, dtype=np.bool_), force_range=np.zeros((0, 2)),
                          damper=np.zeros(0, dtype=np.bool_))
 NO_COORDINATES = Coordinates(rows=rattle.Rows.empty(), qposadr=_INDEX, dofadr=_INDEX, qpos0=np.zeros(0),
-                             hinge=np.zeros(0, dtype=np.bool_), damping=np.zeros(0), stiffness=np.zeros(0),
+                             hinge=np.zeros(0, dtype=np.bool_), damping=np.zeros(0), armature=np.zeros(0),
+                             stiffness=np.zeros(0),
                              springref=np.zeros(0), ball_parent=_INDEX,
                              ball_child=_INDEX, ball_left=np.zeros((0, 4)), ball_right=np.zeros((0, 4)),
                              ball_qposadr=_INDEX, ball_dofadr=_INDEX, tendon_rows=rattle.Rows.empty(),
