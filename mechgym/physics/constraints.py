@@ -182,8 +182,8 @@ class Workspace(NamedTuple):
     # N s, rad/s per N m s), 0 for the other rows
     compliance: np.ndarray
     # (R,) the rate G v each damper row's current half-step starts from (m/s or rad/s), for its damping and for its
-    # armature: G(q_n) v_n in SHAKE (``begin_step``); in the velocity projection G(q_{n+1}) v_half and G(q_n) v_half,
-    # the rate the opening half's armature ended with (``start_damper_rates``); 0 for the other rows
+    # armature: G(q_n) v_n in SHAKE (``begin_step``); in the velocity projection G(q_{n+1}) v_half and the chord rate
+    # the opening half's armature ended with (``start_damper_rates``); 0 for the other rows
     damper_start: np.ndarray
     armature_start: np.ndarray
     # (R,) each damper row's chord rate (g(q) - g(q_n)) / h at the last SHAKE iterate (``_damper_residual``): its
@@ -421,12 +421,11 @@ def damper_compliance(rows, r, h, work):
     exactly with the other rows (SHAKE over the opening half-step, the velocity projection over the closing one).
     The armature is the coordinate's own inertia (MuJoCo adds it to the joint-space inertia's diagonal; a force
     -a q'' along the coordinate's gradient G is exactly that): its impulses telescope, -a (q'_{n+1} - q'_n) over a
-    step, only if each half starts from the rate the last one ended with, G v_start' (``Workspace.armature_start``),
-    measured with the same G: the closing half's G(q_{n+1}) v_half differs from the opening half's G(q_n) v_half by
-    h v^T H v (H the Hessian of q), which on a hinge whose axis turns (a wrist on a turning arm) was a force
-    a v^T H v that gained energy without bound. Each half is A-stable for the damping: it multiplies a damped
-    velocity by (1 - h d / 4m) / (1 + h d / 4m), where an explicit half multiplies it by 1 - h d / 2m, of magnitude
-    1 and more once h d >= 4m (a 50 g finger pad on 20 N s/m at 10 ms)."""
+    step, as each half starts from the rate the last one ended with (``Workspace.armature_start``): the closing half
+    from the opening half's chord rate (``_damper_residual``), not G(q_{n+1}) v_half, which differs from it by about
+    h v^T H v / 2 (H the Hessian of q; nonzero where the hinge's axis turns). Each half is A-stable for the damping: it
+    multiplies a damped velocity by (1 - h d / 4m) / (1 + h d / 4m), where an explicit half multiplies it by
+    1 - h d / 2m, of magnitude 1 and more once h d >= 4m (a 50 g finger pad on 20 N s/m at 10 ms)."""
     damping, armature = rows.damping[r], rows.armature[r]
     acts = h > 0.0 and (damping > 0.0 or armature > 0.0)
     work.compliance[r] = 4.0 / (h * damping + 4.0 * armature) if acts else 0.0

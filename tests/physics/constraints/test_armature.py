@@ -1,8 +1,8 @@
 """Joint armature (MJCF's ``armature`` on hinges and slides: MuJoCo adds it to the joint-space inertia's diagonal) on
 the in-house engine: a damper row of the coordinate's inertia (``constraints.damper_compliance``), exact under a
 constant force, and second order against MuJoCo's RK4 on a chain whose wrist hinge turns with the arm (where the
-coordinate's rate measured with the gradient at either end of a step differs by h v^T H v: each half-step's armature
-rate is the chord's, or the chain gains energy without bound)."""
+coordinate's rate measured with the gradient at either end of a step differs by about h v^T H v: with the wrong one
+the arm gained energy without bound, or was first order)."""
 
 from __future__ import annotations
 
