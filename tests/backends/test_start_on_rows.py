@@ -39,6 +39,12 @@ def _mujoco_equality_residual(sim) -> float:
     return float(np.abs(data.efc_pos[:data.nefc][rows]).max())
 
 
+def _loaded_warned(xml: str, match: str):
+    """The scene loaded on the engine at dt = 1 ms, whose reset warned (StartWarning) as ``match`` says."""
+    with pytest.warns(mechgym.StartWarning, match=match):
+        return mechgym.load(xml, backend="mechgym", dt=1e-3)
+
+
 def _reset_warned(sim, **start) -> list[str]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -99,9 +105,8 @@ def test_a_weld_off_at_the_start_is_moved_onto():
             'fromto="0 0 0 .3 0 0" size=".02" mass="1"/></body><body name="box" pos="0.5 0 0.8" euler="0 0 20">'
             '<freejoint/><geom type="box" size=".05 .05 .05" mass="1" contype="0" conaffinity="0"/></body>'
             '</worldbody><equality><weld name="grip" body1="arm" body2="box"{relpose}/></equality></mujoco>')
-    with pytest.warns(mechgym.StartWarning, match=r"equality 'grip' \(weld\) off by 0\.283 m, turned by 0\.349 rad at "
-                                                  r"the start"):
-        sim = mechgym.load(weld.format(relpose=' relpose="0.3 0 0 1 0 0 0"'), backend="mechgym", dt=1e-3)
+    sim = _loaded_warned(weld.format(relpose=' relpose="0.3 0 0 1 0 0 0"'),
+                         r"equality 'grip' \(weld\) off by 0\.283 m, turned by 0\.349 rad at the start")
     assert _mujoco_equality_residual(sim) < 1e-9
     sim.step(100)
     assert sim.qpos[0] != 0.0 and _mujoco_equality_residual(sim) < 1e-9
@@ -117,9 +122,7 @@ def test_a_rope_stretched_at_the_start_is_pulled_to_its_length():
            '<geom type="sphere" size="0.05" mass="1"/><site name="s"/></body></worldbody><tendon>'
            '<spatial name="rope" limited="true" range="0 0.5"><site site="top"/><site site="s"/></spatial></tendon>'
            '</mujoco>')
-    with pytest.warns(mechgym.StartWarning, match=r"tendon 'rope' at length 0\.6 m, beyond its range \[0, 0\.5\] m at "
-                                                  r"the start"):
-        sim = mechgym.load(xml, backend="mechgym", dt=1e-3)
+    sim = _loaded_warned(xml, r"tendon 'rope' at length 0\.6 m, beyond its range \[0, 0\.5\] m at the start")
     np.testing.assert_allclose(sim.qpos, [0, 0, 0.5, 1, 0, 0, 0], rtol=0, atol=1e-14)
     np.testing.assert_allclose(sim.qvel, 0.0, rtol=0, atol=1e-14)
     sim.step(100)
