@@ -414,7 +414,8 @@ def is_damper(rows, r):
 def damper_compliance(rows, r, h, work):
     """Set the compliance c = 4 / (h d + 4 a) (m/s per N s or rad/s per N m s) and the start rates' weights
     h d / (h d + 4 a), -4 a / (h d + 4 a) of damper row r, of damping d (N s/m or N m s/rad) and armature a (kg or
-    kg m^2), in a step of h seconds, into ``work`` (c = 0 when h is 0, or d and a are: no damper acts). Over a
+    kg m^2), in a step of h seconds, into ``work`` (c = 0 when d (or h) and a are 0: no damper acts; over h = 0 only
+    the armature acts, an impulse that keeps the coordinate's momentum, ``step.start_on_rows``). Over a
     half-step the trapezoidal rule gives the force -d G v the impulse -(h/4) d (G v_start + G v_end), and the
     armature's force -a d(G v)/dt the impulse -a (G v_end - G v_start'): their sum P is the soft row
     G v_end + c P + (h d G v_start - 4 a G v_start') / (h d + 4 a) = 0, linear in the end velocity, so it is solved
@@ -427,7 +428,7 @@ def damper_compliance(rows, r, h, work):
     multiplies a damped velocity by (1 - h d / 4m) / (1 + h d / 4m), where an explicit half multiplies it by
     1 - h d / 2m, of magnitude 1 and more once h d >= 4m (a 50 g finger pad on 20 N s/m at 10 ms)."""
     damping, armature = rows.damping[r], rows.armature[r]
-    acts = h > 0.0 and (damping > 0.0 or armature > 0.0)
+    acts = (h > 0.0 and damping > 0.0) or armature > 0.0
     work.compliance[r] = 4.0 / (h * damping + 4.0 * armature) if acts else 0.0
     work.damper_weight[r] = h * damping / (h * damping + 4.0 * armature) if acts else 0.0
     work.armature_weight[r] = -4.0 * armature / (h * damping + 4.0 * armature) if acts else 0.0

@@ -620,10 +620,10 @@ def start_contacts(bodies, actuators, env, linkage, geoms, state, contacts, cont
 def start_on_rows(blocks, kind):
     """At a reset whose start an equality (connect, weld, rod) or a rope does not hold (the simulator finds which): each
     world's poses moved onto its rows (``contact.place_on_rows``), its velocities projected onto them at the new poses,
-    G v = 0 (``constraints.project_velocity`` over a step of length 0, where no damper acts; the kinetic-energy metric
-    keeps the momentum), and its hinges' turns taken at the new angles. ``blocks``, ``kind``: as ``run``'s. Returns 0,
-    or -1 if a world's rows did not settle (that world is left as it started). An entry point of its own, beside
-    ``run``: compiled only for a scene that needs it."""
+    G v = 0 (``constraints.project_velocity`` over a step of length 0, where no damping acts; the kinetic-energy metric,
+    the joints' armature included, keeps the momentum), and its hinges' turns taken at the new angles. ``blocks``,
+    ``kind``: as ``run``'s. Returns 0, or -1 if a world's rows did not settle (that world is left as it started). An
+    entry point of its own, beside ``run``: compiled only for a scene that needs it."""
     result = 0
     for s in range(len(blocks)):
         (bodies, actuators, env, linkage, geoms, confinements, state, contacts, contact_scratch, ctrl, status,
@@ -632,8 +632,12 @@ def start_on_rows(blocks, kind):
         work, start = step_scratch.work, step_scratch.step_start
         for world in range(state.com.shape[0]):
             _snapshot(state, contacts, world, False, start, False)
-            if not (place_on_rows(linkage, bodies, state, world, contact_scratch, work, step_scratch.joined)
-                    and project_velocity(linkage.rows, bodies, linkage.solver, state, world, 0.0, work) >= 0):
+            if not place_on_rows(linkage, bodies, state, world, contact_scratch, work, step_scratch.joined):
+                _restore(state, contacts, world, False, start, work)
+                result = -1
+                continue
+            start_damper_rates(linkage.rows, bodies, state, world, work, False)
+            if project_velocity(linkage.rows, bodies, linkage.solver, state, world, 0.0, work) < 0:
                 _restore(state, contacts, world, False, start, work)
                 result = -1
                 continue

@@ -73,6 +73,26 @@ def test_two_bodies_pinned_apart_meet_at_their_centre_of_mass_with_their_momentu
     assert not _reset_warned(sim, qpos=qpos, qvel=qvel)  # (once per simulator and row)
 
 
+def test_the_projected_velocities_keep_the_momentum_of_an_armature_too():
+    """A 2 kg carriage on a rail with a 0.5 kg armature, pinned to a 1 kg free sphere 0.2 m ahead of it (no gravity);
+    reset with the sphere 0.1 m further ahead, moving at 1 m/s along the rail, the carriage at rest: the pin holds
+    only if both move together, at the momentum's velocity 1 kg m/s / (2 + 0.5 + 1) kg = 0.2857 m/s (the armature is
+    the carriage's coordinate's inertia, as in MuJoCo's joint-space inertia), and then they move on so, exactly."""
+    xml = ('<mujoco><option gravity="0 0 0"/><worldbody><body name="carriage"><joint type="slide" axis="1 0 0" '
+           'armature="0.5"/><geom type="box" size=".05 .05 .05" mass="2" contype="0" conaffinity="0"/></body>'
+           '<body name="ball" pos="0.2 0 0"><freejoint/><geom size="0.05" mass="1" contype="0" conaffinity="0"/>'
+           '</body></worldbody><equality><connect name="pin" body1="ball" body2="carriage" anchor="0 0 0"/>'
+           '</equality></mujoco>')
+    sim = mechgym.load(xml, backend="mechgym", dt=1e-3)
+    (message,) = _reset_warned(sim, qpos=[0, 0.3, 0, 0, 1, 0, 0, 0], qvel=[0, 1, 0, 0, 0, 0, 0])
+    assert message.startswith("equality 'pin' (connect) off by 0.1 m")
+    velocity = 1.0 / 3.5
+    np.testing.assert_allclose(sim.qvel, [velocity, velocity, 0, 0, 0, 0, 0], rtol=0, atol=1e-14)
+    moved = sim.qpos[[0, 1]]
+    sim.step(100)
+    np.testing.assert_allclose(sim.qpos[[0, 1]], moved + 0.1 * velocity, rtol=0, atol=1e-13)
+
+
 @pytest.mark.parametrize("start", [(0.3, 0.1, -0.2), (-1.0, 0.4, 0.5), (2.0, -1.7, 2.2)])
 def test_a_four_bar_started_off_its_loop_closes_it_and_keeps_a_parallelogram(start):
     """A parallelogram four-bar reset at joint angles that open its loop, up to 0.3 m (a random start, as an RL task
