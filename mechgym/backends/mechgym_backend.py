@@ -176,7 +176,7 @@ class MechgymSimulator(Simulator):
                                                                                mujoco.mjtJoint.mjJNT_SLIDE)))
         self._limited = limited, model.jnt_qposadr[limited]
         # whether a start can violate a row that a reset must move the bodies onto (``_start_on_rows``); the joints,
-        # limits and ropes whose start was warned of
+        # equalities and ropes whose start was warned of, by (kind, id)
         self._equalities_or_ropes = model.neq > 0 or bool(model.tendon_limited.any())
         self._warned_starts: set[tuple[str, int]] = set()
         self.reset()
