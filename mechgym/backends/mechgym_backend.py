@@ -179,6 +179,7 @@ class MechgymSimulator(Simulator):
         # equalities and ropes whose start was warned of, by (kind, id)
         self._equalities_or_ropes = model.neq > 0 or bool(model.tendon_limited.any())
         self._warned_starts: set[tuple[str, int]] = set()
+        self._armed = np.flatnonzero(model.dof_armature)  # the hinge and slide dofs with an armature (``energy``)
         self.reset()
 
     # ----------------------------------------------------------------- stepping
@@ -227,10 +228,10 @@ class MechgymSimulator(Simulator):
                 simulator._now.clear()
             blocks = stack([simulator._packed for simulator in batch])
             first_steps = np.array([simulator._step_count for simulator in batch], dtype=np.int64)
-            bounds = np.linspace(0, len(batch), min(shares, len(batch)) + 1).round().astype(int).tolist()
-            if executor is None or len(bounds) < 3:
+            if executor is None or min(shares, len(batch)) < 2:
                 _RUN(ADVANCE, blocks, kind, _NO_WINDOWS, first_steps, n, dt)
             else:
+                bounds = np.linspace(0, len(batch), min(shares, len(batch)) + 1).round().astype(int).tolist()
                 parts = list(zip(bounds[:-1], bounds[1:], strict=True))
                 list(executor.map(_RUN, repeat(ADVANCE), [blocks[a:b] for a, b in parts], repeat(kind),
                                   repeat(_NO_WINDOWS), [first_steps[a:b] for a, b in parts], repeat(n), repeat(dt)))
@@ -443,10 +444,9 @@ class MechgymSimulator(Simulator):
         engine = self.engine
         total = (float(energy(engine.bodies, engine.env.gravity, self._state, 0)) + engine.static_potential
                  + self._spring_energy(self._tendon_lengths))
-        armed = np.flatnonzero(self.model.dof_armature)
-        if armed.size:
-            rates = self._read_state().qvel[armed]
-            total += 0.5 * float(self.model.dof_armature[armed] @ (rates * rates))
+        if self._armed.size:
+            rates = self._read_state().qvel[self._armed]
+            total += 0.5 * float(self.model.dof_armature[self._armed] @ (rates * rates))
         return total
 
     def _tendon_lengths(self) -> np.ndarray:

@@ -632,17 +632,21 @@ def start_on_rows(blocks, kind):
         work, start = step_scratch.work, step_scratch.step_start
         for world in range(state.com.shape[0]):
             _snapshot(state, contacts, world, False, start, False)
-            if not place_on_rows(linkage, bodies, state, world, contact_scratch, work, step_scratch.joined):
+            if _moved_onto_rows(linkage, bodies, state, world, contact_scratch, work, step_scratch.joined):
+                update_turns(linkage.coordinates, state, world, state.turns[world], step_scratch.coordinates.grad)
+            else:
                 _restore(state, contacts, world, False, start, work)
                 result = -1
-                continue
-            start_damper_rates(linkage.rows, bodies, state, world, work, False)
-            if project_velocity(linkage.rows, bodies, linkage.solver, state, world, 0.0, work) < 0:
-                _restore(state, contacts, world, False, start, work)
-                result = -1
-                continue
-            update_turns(linkage.coordinates, state, world, state.turns[world], step_scratch.coordinates.grad)
     return result
+
+
+@kernel(inline=True)
+def _moved_onto_rows(linkage, bodies, state, world, contact_scratch, work, joined):
+    """``start_on_rows``' two moves of one world, the poses and then the velocities; whether both converged."""
+    if not place_on_rows(linkage, bodies, state, world, contact_scratch, work, joined):
+        return False
+    start_damper_rates(linkage.rows, bodies, state, world, work, False)
+    return project_velocity(linkage.rows, bodies, linkage.solver, state, world, 0.0, work) >= 0
 
 
 # What ``run`` does: its first argument.

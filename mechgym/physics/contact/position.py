@@ -454,22 +454,33 @@ def _restore_rows(linkage, bodies, state, world, scratch, work, joined):
         worst = _evaluate_rows(rows, state, world, work.gradient, joined.value, joined.held)
         if worst <= linkage.solver.tolerance:
             return True
-        take_spins(bodies, state.quat[world], scratch.spin)
-        take_mobilities(rows, bodies, scratch.spin, work.gradient, work.mobility)
-        if worst > SLOW_GAIN * previous:
-            factor_rows(rows, work.gradient, work.mobility, joined.rigid, joined, joined.held)
+        _newton_step(rows, bodies, state, world, scratch, work, joined, worst > SLOW_GAIN * previous)
         previous = worst
-        for r in range(rows.kind.size):
-            joined.value[r] = -joined.value[r]
-        solve_factored(joined, joined.value)
-        step[:] = 0.0
-        for r in range(rows.kind.size):
-            if joined.value[r] != 0.0:
-                _shift_along(step, rows.body_a[r], work.mobility[r], LIN_A, joined.value[r])
-                _shift_along(step, rows.body_b[r], work.mobility[r], LIN_B, joined.value[r])
         for body in range(step.shape[0]):
             _move(state, world, body, step[body])
     return False
+
+
+@kernel(inline=True)
+def _newton_step(rows, bodies, state, world, scratch, work, joined, factor):
+    """Newton's step on the poses for the rows held (the equality rows and those marked in ``joined.held``), their
+    values in ``joined.value`` and gradients in ``work.gradient`` at the current poses: dx = W G^T mu, A mu = -g, into
+    ``joined.moved`` (B, 6); A = G W G^T factored anew at the current poses where ``factor`` (``factor_rows``), else
+    the factor ``joined`` holds. W at the current orientations: the world inverse inertias into ``scratch.spin``,
+    W G^T into ``work.mobility``; ``joined.value`` is left holding mu."""
+    take_spins(bodies, state.quat[world], scratch.spin)
+    take_mobilities(rows, bodies, scratch.spin, work.gradient, work.mobility)
+    if factor:
+        factor_rows(rows, work.gradient, work.mobility, joined.rigid, joined, joined.held)
+    for r in range(rows.kind.size):
+        joined.value[r] = -joined.value[r]
+    solve_factored(joined, joined.value)
+    step = joined.moved
+    step[:] = 0.0
+    for r in range(rows.kind.size):
+        if joined.value[r] != 0.0:
+            _shift_along(step, rows.body_a[r], work.mobility[r], LIN_A, joined.value[r])
+            _shift_along(step, rows.body_b[r], work.mobility[r], LIN_B, joined.value[r])
 
 
 @kernel
@@ -492,25 +503,15 @@ def place_on_rows(linkage, bodies, state, world, scratch, work, joined):
 
 @kernel
 def _newton_move(linkage, bodies, state, world, scratch, work, joined):
-    """One damped Newton step on the poses for the rows that ``place_on_rows`` holds, their values and gradients in
-    ``joined.value`` and ``work.gradient``: dx = W G^T mu with A mu = -g (A = G W G^T, ``factor_rows``; each move the
-    least in the kinetic-energy metric that meets the linearised rows, so it keeps the momentum: W times forces the rows
-    exert on each other), taken whole where that lessens sum g^2, else halved until it does (a closed loop started far
-    off its closure: whole steps wander to another branch of it, or do not settle)."""
+    """One damped Newton step on the poses for the rows that ``place_on_rows`` holds (``_newton_step``, A factored at
+    the current poses; each move the least in the kinetic-energy metric that meets the linearised rows, so it keeps the
+    momentum: W times forces the rows exert on each other), taken whole where that lessens sum g^2, else halved until
+    it does (a closed loop started far off its closure: whole steps wander to another branch of it, or do not
+    settle)."""
     rows = linkage.rows
     start = _squared_error(rows, joined)
-    take_spins(bodies, state.quat[world], scratch.spin)
-    take_mobilities(rows, bodies, scratch.spin, work.gradient, work.mobility)
-    factor_rows(rows, work.gradient, work.mobility, joined.rigid, joined, joined.held)
-    for r in range(rows.kind.size):
-        joined.value[r] = -joined.value[r]
-    solve_factored(joined, joined.value)
+    _newton_step(rows, bodies, state, world, scratch, work, joined, True)
     step = joined.moved
-    step[:] = 0.0
-    for r in range(rows.kind.size):
-        if joined.value[r] != 0.0:
-            _shift_along(step, rows.body_a[r], work.mobility[r], LIN_A, joined.value[r])
-            _shift_along(step, rows.body_b[r], work.mobility[r], LIN_B, joined.value[r])
     _copy_poses(state.com[world], state.quat[world], work.com0, work.quat0)
     for _ in range(LINE_SEARCH_HALVINGS):
         for body in range(step.shape[0]):
