@@ -68,6 +68,13 @@ class Joined(NamedTuple):
     # row's A^{-1} y is these times its own columns on its two bodies
     body_response: np.ndarray
     body_ready: np.ndarray  # (B,) bool: body_response holds the body's, for the current factor
+    # what ``factor`` was factored from (``factor_rows``): G (R, 12), W G^T (R, 12), the compliances and the held
+    # marks side by side (R, 2), and (1,) whether it holds a factor and its number of independent rows
+    factored_gradient: np.ndarray
+    factored_mobility: np.ndarray
+    factored_diagonal: np.ndarray
+    factored: np.ndarray
+    independent: np.ndarray
 
     @staticmethod
     def empty(capacity: int, rows: int, bodies: int, cleared: bool = True) -> Joined:
@@ -77,7 +84,9 @@ class Joined(NamedTuple):
                         np.zeros((capacity, 3, rows)), np.zeros((bodies, 6)), np.zeros(rows), np.zeros(rows),
                         np.zeros(3), np.zeros(rows), np.zeros(rows),
                         np.zeros((capacity, 3, bodies, 6) if rows > 0 else (0, 3, 0, 6)),
-                        np.zeros((bodies, 6, rows)), np.zeros(bodies, dtype=np.bool_))
+                        np.zeros((bodies, 6, rows)), np.zeros(bodies, dtype=np.bool_), np.zeros((rows, 12)),
+                        np.zeros((rows, 12)), np.zeros((rows, 2)), np.zeros(1, dtype=np.bool_),
+                        np.zeros(1, dtype=np.int64))
         if cleared:
             clear_joined(joined)
         return joined
@@ -97,7 +106,11 @@ def factor_rows(rows, gradient, mobility, compliance, joined, held):
     the dampers with a compliance (``compliance`` (R,): m/s per N s, 0 for constraint rows), from their gradients
     ``gradient`` (R, 12) and W G^T ``mobility`` (R, 12) at the current poses (``constraints.take_mobilities``), factored
     into ``joined.factor`` (Cholesky, dependent rows marked in ``joined.dependent``). Returns the number of independent
-    rows."""
+    rows. The factor is a function of these four arrays alone: where they equal the ones it was factored from, it
+    is kept, with the bodies' responses solved on it (a step's closing solve, its resting trial and the next step's
+    opening solve factor the same A when the poses stay)."""
+    if joined.factored[0] and _factored_from(gradient, mobility, compliance, held, joined):
+        return joined.independent[0]
     count = rows.kind.size
     factor = joined.factor
     joined.body_ready[:] = False
@@ -111,7 +124,25 @@ def factor_rows(rows, gradient, mobility, compliance, joined, held):
                                           rows.body_b[j], mobility, j)
         if not joined.dependent[i]:
             factor[i, i] += compliance[i]
-    return semidefinite_cholesky(factor, count, joined.dependent)
+    joined.independent[0] = semidefinite_cholesky(factor, count, joined.dependent)
+    for r in range(count):
+        joined.factored_diagonal[r, 0], joined.factored_diagonal[r, 1] = compliance[r], held[r]
+        for k in range(12):
+            joined.factored_gradient[r, k], joined.factored_mobility[r, k] = gradient[r, k], mobility[r, k]
+    joined.factored[0] = True
+    return joined.independent[0]
+
+
+@kernel(inline=True)
+def _factored_from(gradient, mobility, compliance, held, joined):
+    """Whether ``joined.factor`` was factored from these arrays (``factor_rows``), entry for entry."""
+    for r in range(compliance.size):
+        if compliance[r] != joined.factored_diagonal[r, 0] or held[r] != joined.factored_diagonal[r, 1]:
+            return False
+        for k in range(12):
+            if gradient[r, k] != joined.factored_gradient[r, k] or mobility[r, k] != joined.factored_mobility[r, k]:
+                return False
+    return True
 
 
 @kernel
