@@ -1027,7 +1027,12 @@ def begin_projection(rows, bodies, solver, state, world, half, work):
     rule, P = -(half/2) d (G v_half + G v') (``damper_compliance``, G v_half from ``start_damper_rates``): the soft
     row G v' + c P + G v_half = 0 with c on K's diagonal. Being linear in v', it is solved exactly with the
     other rows and the contacts, where a fixed-point iteration around the whole projection would contract by
-    half d / m only (and not at all once that reaches 1). With ``half`` = 0 no damper acts."""
+    half d / m only (and not at all once that reaches 1). With ``half`` = 0 no damper acts.
+
+    K is a function of the poses, ``half`` and the rows taking part: where ``work`` holds the projection's K for the
+    same world and ``half`` (HELD_PROJECTION: the poses unmoved since) over the same rows (a step's resting trial
+    after its closing solve), it stands, with its factored set."""
+    held = _holds(work, HELD_PROJECTION, world, 2.0 * half)
     take_spins(bodies, state.quat[world], work.spin)
     for r in range(rows.kind.size):
         grad = work.gradient[r]
@@ -1036,15 +1041,18 @@ def begin_projection(rows, bodies, solver, state, world, half, work):
         damper_compliance(rows, r, 2.0 * half, work)
         acting = work.compliance[r] > 0.0 if is_damper(rows, r) else (
             rows.sense[r] == EQUALITY or rows.sense[r] * value <= solver.tolerance or work.impulse_position[r] != 0.0)
-        work.active[r] = acting and _shared_coupling(rows, work.gradient, r, work.mobility, r) > 0.0
+        active = acting and _shared_coupling(rows, work.gradient, r, work.mobility, r) > 0.0
+        held = held and active == work.active[r]
+        work.active[r] = active
         # Warm start from the previous step's impulse of an active row (its sign is already allowed).
-        guess = work.impulse_velocity[r] if work.active[r] else 0.0
+        guess = work.impulse_velocity[r] if active else 0.0
         work.impulse_velocity[r] = guess
         apply_impulse(bodies, state, world, rows.body_a[r], rows.body_b[r], grad, guess)
-    _assemble(rows, work.gradient, work)
-    for r in range(rows.kind.size):
-        if work.active[r]:
-            work.matrix[r, r] += work.compliance[r]
+    if not held:
+        _assemble(rows, work.gradient, work)
+        for r in range(rows.kind.size):
+            if work.active[r]:
+                work.matrix[r, r] += work.compliance[r]
     work.threshold[0] = solver.velocity_tolerance
     _hold(work, HELD_PROJECTION, world, 2.0 * half)
 
