@@ -178,6 +178,9 @@ class Workspace(NamedTuple):
     diagonal: np.ndarray  # (R,) scratch of ``linalg.lu_factor``
     kicked: np.ndarray  # (B,) bool: body received a SHAKE impulse since its last re-drift
     threshold: np.ndarray  # (1,) velocity tolerance of the current projection, m/s or rad/s
+    # (1,) bool: the last ``projection_sweep`` that corrected the rows found every acting row's rate error within its
+    # round-off before its correction (``_within_round_off``)
+    at_round_off: np.ndarray
     # (R,) c = 4 / (h d + 4 a) of each damper row taking part in the current solve (``damper_compliance``; m/s per
     # N s, rad/s per N m s), 0 for the other rows
     compliance: np.ndarray
@@ -223,7 +226,8 @@ class Workspace(NamedTuple):
                          np.zeros((rows, 12)), np.zeros((rows, rows)), np.zeros((rows, rows)),
                          index, index.copy(), index.copy(), np.zeros(2, dtype=np.int64),
                          np.zeros(rows, dtype=np.bool_), np.zeros(rows), np.zeros(rows), np.zeros(rows),
-                         np.zeros(rows), np.zeros(bodies, dtype=np.bool_), np.zeros(1), np.zeros(rows),
+                         np.zeros(rows), np.zeros(bodies, dtype=np.bool_), np.zeros(1), np.zeros(1, dtype=np.bool_),
+                         np.zeros(rows),
                          np.zeros(rows), np.zeros(rows), np.zeros(rows), np.zeros(rows), np.zeros(rows), np.zeros(3),
                          np.zeros((bodies, 6)), np.zeros((bodies, 6)), np.zeros(rows), np.zeros((bodies, 3)))
         if cleared:
@@ -960,12 +964,18 @@ def project_velocity(rows, bodies, solver, state, world, h, work):
 @kernel
 def rates_at_round_off(rows, state, world, work):
     """Whether every acting row's rate error (``projection_sweep``'s, at the current velocities) is within the
-    velocity tolerance once its round-off is allowed for: RATE_ROUNDING of the sum of |G_i v_i| over the rate's
-    terms, which can be far larger than the rate (a light link spun by a motor at 800 rad/s: terms of 800 rad/s,
-    round-off 2e-13 rad/s, above the tolerance of 1e-13 that the passes then cannot meet). Asked only after all
-    of ``project_velocity``'s passes, and in the contact solve once its contacts have converged and the rows have
-    not (``contact.solve``), so that a projection that converges never asks."""
+    velocity tolerance once its round-off is allowed for (``_within_round_off``). Asked only after all of
+    ``project_velocity``'s passes, so that a projection that converges never asks."""
     _take_omegas(work.spin, state, world, work.omega)
+    return _within_round_off(rows, state, world, work)
+
+
+@kernel
+def _within_round_off(rows, state, world, work):
+    """Whether every acting row's rate error at the current velocities (the angular ones in ``work.omega``) is
+    within the velocity tolerance once its round-off is allowed for: RATE_ROUNDING of the sum of |G_i v_i| over the
+    rate's terms, which can be far larger than the rate (a light link spun by a motor at 800 rad/s: terms of
+    800 rad/s, round-off 2e-13 rad/s, above the tolerance of 1e-13 that the passes then cannot meet)."""
     for r in range(rows.kind.size):
         if not work.active[r]:
             continue
@@ -1063,7 +1073,9 @@ def projection_sweep(rows, bodies, state, world, work):
     the current velocities, then, unless they already meet the tolerance, one ``_solve_pass`` (exact for the
     equality rows) whose impulses are added to ``work.impulse_velocity`` and applied. Returns the largest
     |G v| it met over the rows that act (m/s or rad/s; a damper's residual is G v + c P + G v_half): converged
-    when that is below ``solver.velocity_tolerance``."""
+    when that is below ``solver.velocity_tolerance``. Before it corrects, whether the rates were within their
+    round-off goes into ``work.at_round_off`` (``_within_round_off``): the contact solve, whose contacts have
+    converged, accepts rows that were (after the correction, the rows always are; the contacts may not be)."""
     worst = 0.0
     _take_omegas(work.spin, state, world, work.omega)
     for r in range(rows.kind.size):
@@ -1073,6 +1085,7 @@ def projection_sweep(rows, bodies, state, world, work):
             worst = _worse(worst, error)
     if worst <= work.threshold[0]:
         return worst
+    work.at_round_off[0] = _within_round_off(rows, state, world, work)
     _solve_pass(rows, work, work.impulse_velocity, work.threshold[0])
     for r in range(rows.kind.size):
         if work.delta[r] != 0.0:

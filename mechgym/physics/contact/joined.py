@@ -21,7 +21,9 @@ dv, dL).
 A is factored once per solve, A = L L^T (Cholesky), over the equality rows; a pivot that falls below
 tolerances.DEPENDENT times the largest diagonal entry marks a row that depends on earlier ones (a redundant row of a
 closed loop): its multiplier is kept at 0, which is exact when the rows are consistent. One-sided rows (limits,
-ropes) are not in A at the velocity level: ``constraints.projection_sweep`` handles them between the contact sweeps.
+ropes) join A in the closing solve where they act (``take_acting``: a leg pressed against its hinge's limit by the
+floor stays there under the contacts' impulses; ``constraints.projection_sweep`` releases one that would pull, between
+the contact sweeps); the opening solve leaves them out.
 At the position level the ones that a correction pass left violated join A as equalities in its rerun
 (``Joined.held``, ``contact.position``), so that the correction keeps each at its bound: it left a hinge 2.6 mrad
 past the limit where a bob on the floor was pushed up, which the next step recovered through the velocities within
@@ -61,6 +63,9 @@ class Joined(NamedTuple):
     free: np.ndarray  # (3,) a contact's free-body couplings J_k W J_k^T, before the rows' shares (``join_rows``)
     rigid: np.ndarray  # (R,) zeros: the compliances of the position level, where no damper acts; no row held
     held: np.ndarray  # (R,) 1 for a one-sided row that the position correction holds at its bound, else 0
+    # (R,) 1 for a one-sided row that acts in the velocity projection (``take_acting``), which the closing solve holds
+    # as an equality, else 0
+    acting: np.ndarray
     # (C, 3, B, 6) the impulse (linear N s, angular N m s) that the equality rows' shares of a unit impulse along
     # each of a contact's rows put on each body, -sum_r (A^{-1} y)_r G_r (``take_pushes``); (0, 3, 0, 6) without rows
     push: np.ndarray
@@ -82,7 +87,7 @@ class Joined(NamedTuple):
         leaves it (``cleared``) or zeros (for a caller whose kernels clear it first)."""
         joined = Joined(np.zeros((rows, rows)), np.zeros(rows, dtype=np.bool_), np.zeros((3, rows)),
                         np.zeros((capacity, 3, rows)), np.zeros((bodies, 6)), np.zeros(rows), np.zeros(rows),
-                        np.zeros(3), np.zeros(rows), np.zeros(rows),
+                        np.zeros(3), np.zeros(rows), np.zeros(rows), np.zeros(rows),
                         np.zeros((capacity, 3, bodies, 6) if rows > 0 else (0, 3, 0, 6)),
                         np.zeros((bodies, 6, rows)), np.zeros(bodies, dtype=np.bool_), np.zeros((rows, 12)),
                         np.zeros((rows, 12)), np.zeros((rows, 2)), np.zeros(1, dtype=np.bool_),
@@ -102,7 +107,7 @@ def clear_joined(joined):
 @kernel
 def factor_rows(rows, gradient, mobility, compliance, joined, held):
     """A = G W G^T + diag(compliance) over the equality rows, the one-sided rows whose ``held`` (R,) is nonzero (taken
-    as equalities: the position correction passes ``joined.held``, the velocity level ``joined.rigid``, none) and
+    as equalities: the position correction passes ``joined.held``, the closing solve ``joined.acting``) and
     the dampers with a compliance (``compliance`` (R,): m/s per N s, 0 for constraint rows), from their gradients
     ``gradient`` (R, 12) and W G^T ``mobility`` (R, 12) at the current poses (``constraints.take_mobilities``), factored
     into ``joined.factor`` (Cholesky, dependent rows marked in ``joined.dependent``). Returns the number of independent
@@ -143,6 +148,16 @@ def _factored_from(gradient, mobility, compliance, held, joined):
             if gradient[r, k] != joined.factored_gradient[r, k] or mobility[r, k] != joined.factored_mobility[r, k]:
                 return False
     return True
+
+
+@kernel
+def take_acting(rows, work, acting):
+    """acting (R,) <- 1 for each one-sided row (a limit, a rope; not a damper) that takes part in the velocity
+    projection of ``work`` (a constraints.Workspace, after ``begin_projection``) with an impulse from it, else 0: the
+    rows a contact's joined response keeps at their bounds."""
+    for r in range(rows.kind.size):
+        pushes = work.impulse_velocity[r] != 0.0
+        acting[r] = 1.0 if rows.sense[r] != EQUALITY and not is_damper(rows, r) and work.active[r] and pushes else 0.0
 
 
 @kernel

@@ -1,0 +1,49 @@
+"""A body standing on jointed legs comes to rest on the floor and stays there: the contacts and the joints' rows
+(limits, dampers, springs) balance it in one velocity solve, and the weight goes to the floor. Both legs touch, so
+the body is statically determinate vertically: at rest the contacts' normal forces sum to its weight."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mechgym
+
+G = 9.81
+MASS = 8.0  # kg: the torso's 6 and two legs of 1
+
+
+def standing(dt: float, joint: str) -> str:
+    """A 0.8 m capsule torso (6 kg, free) on two 1 kg capsule legs, each on a hinge about y (``joint``: its MJCF
+    attributes) at an end of the torso, their feet 1 cm above the floor."""
+    leg = ('<body pos="{x} 0 0"><joint type="hinge" axis="0 1 0" {joint}/>'
+           '<geom type="capsule" fromto="0 0 0 0.05 0 -0.25" size="0.04" mass="1"/></body>')
+    return (f'<mujoco><option timestep="{dt}"/><worldbody><geom type="plane" size="5 5 .1"/>'
+            '<body pos="0 0 0.3"><freejoint/><geom type="capsule" fromto="-.4 0 0 .4 0 0" size="0.04" mass="6"/>'
+            + "".join(leg.format(x=x, joint=joint) for x in (-0.4, 0.4)) + '</body></worldbody></mujoco>')
+
+
+def assert_at_rest(sim, seconds: float) -> None:
+    """Over ``seconds`` more, no velocity above 1e-9 (m/s, rad/s), the torso's x within 1e-9 m of where it was,
+    and the floor carrying the weight (the contacts' mean normal forces, to 1e-9 of it)."""
+    x = sim.qpos[0]
+    fastest = 0.0
+    for _ in range(int(round(seconds / sim.dt))):
+        sim.step(1)
+        fastest = max(fastest, np.abs(sim.qvel).max())
+    assert fastest < 1e-9
+    assert abs(sim.qpos[0] - x) < 1e-9
+    contacts = sim.contacts()
+    assert len(contacts) >= 2  # a foot each at least
+    assert sum(c.normal_force for c in contacts) == pytest.approx(MASS * G, rel=1e-9)
+
+
+@pytest.mark.parametrize("dt", [0.01, 0.002])
+def test_legs_held_at_their_limits_stand_still(dt):
+    """Each leg pressed against its hinge's lower limit by the floor. The contact-space solve, which keeps the joints'
+    equality rows only, let the legs turn through their limits; the rows' sweep put them back, which moved the
+    contacts off their solution, and that was accepted: the feet were left approaching the floor at 8 mm/s and
+    sliding, and the body walked backwards at 3 cm/s for ever (0.3 cm/s at 1 ms)."""
+    sim = mechgym.load(standing(dt, 'range="0 0.3"'), backend="mechgym")
+    sim.step(int(round(2.0 / dt)))
+    assert_at_rest(sim, 1.0)
