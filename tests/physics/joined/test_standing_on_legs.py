@@ -4,6 +4,8 @@ the body is statically determinate vertically: at rest the contacts' normal forc
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -47,3 +49,21 @@ def test_legs_held_at_their_limits_stand_still(dt):
     sim = mechgym.load(standing(dt, 'range="0 0.3"'), backend="mechgym")
     sim.step(int(round(2.0 / dt)))
     assert_at_rest(sim, 1.0)
+
+
+
+@pytest.mark.parametrize("scene", ["hopper.xml", "walker2d.xml"])
+def test_gymnasiums_hopper_and_walker_lie_still_once_fallen(scene):
+    """Gymnasium's hopper and walker (limited hinges) released at their own dt of 2 ms topple and come to rest on the
+    floor: their legs lie against their limits, and 20 s on they were still creeping (|qvel| up to 5e-3 and 2e-2)."""
+    gymnasium = pytest.importorskip("gymnasium")
+    sim = mechgym.load((Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / scene).read_text(),
+                       backend="mechgym")
+    sim.step(6000)
+    x = sim.qpos[0]
+    fastest = 0.0
+    for _ in range(500):
+        sim.step(1)
+        fastest = max(fastest, np.abs(sim.qvel).max())
+    assert fastest < 1e-9
+    assert abs(sim.qpos[0] - x) < 1e-9
