@@ -410,7 +410,7 @@ def _converge(linkage, bodies, state, world, contacts, scratch, work, joined, lo
         worst = contact_sweep(linkage, bodies, state, world, contacts, scratch, work, joined, lo, hi)
         rows_worst = projection_sweep(rows, bodies, state, world, work) if constrained else 0.0
         settled = worst <= VELOCITY_TOLERANCE or (sweep >= VELOCITY_SLOW_SWEEPS and worst <= SLOW_VELOCITY)
-        if (settled and (rows_worst <= solver.velocity_tolerance or (constrained and work.at_round_off[0]))
+        if (settled and (rows_worst <= solver.velocity_tolerance or work.at_round_off[0])
                 and not update_sliding(bodies, state, world, contacts, scratch, lo, hi)):
             return sweep + 1
     return -1
@@ -423,10 +423,10 @@ def _rows_met(rows, bodies, solver, state, world, work, short_part):
     h / 2**CONTACT_SUBDIVISION or shorter (``short_part``), after the one correction of a projection sweep that
     found them off by at most INEXACT_VELOCITY (an inexact contact solution, ``dense.sweep_contact_space``, left them
     1.2e-13 m/s off against a tolerance of 1e-13 in the Gripper, and the sweeps that follow a direct solution drift
-    away). A larger correction moves the contacts off their solution, which the sweeps then go on from: the contact
-    space solves with the equality rows alone, and the rows' sweep puts back the one-sided rows that its solution
-    broke (two legs held at their hinges' limits, standing on a floor: their contacts were left approaching at
-    8 mm/s, and the body walked at 3 cm/s at dt = 10 ms)."""
+    away). A larger correction moves the contacts off their solution, which the sweeps then go on from (the contact
+    space keeps only the rows of A, ``joined.take_acting``: a one-sided row that its solution drives past its bound
+    is put back by the rows' sweep. Accepted after that correction, two legs held at their hinges' limits on a floor
+    were left approaching it at 8 mm/s, and the body walked at 3 cm/s at dt = 10 ms)."""
     worst = projection_sweep(rows, bodies, state, world, work)
     return (worst <= solver.velocity_tolerance or work.at_round_off[0]
             or (short_part and worst <= INEXACT_VELOCITY
