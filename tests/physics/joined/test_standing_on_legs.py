@@ -25,16 +25,22 @@ def standing(dt: float, joint: str) -> str:
             + "".join(leg.format(x=x, joint=joint) for x in (-0.4, 0.4)) + '</body></worldbody></mujoco>')
 
 
-def assert_at_rest(sim, seconds: float) -> None:
-    """Over ``seconds`` more, no velocity above 1e-9 (m/s, rad/s), the torso's x within 1e-9 m of where it was,
-    and the floor carrying the weight (the contacts' mean normal forces, to 1e-9 of it)."""
+def assert_still(sim, steps: int) -> None:
+    """Over ``steps`` more steps, no velocity above 1e-9 (m/s, rad/s) and the first coordinate (the root's x) within
+    1e-9 m of where it was."""
     x = sim.qpos[0]
     fastest = 0.0
-    for _ in range(int(round(seconds / sim.dt))):
+    for _ in range(steps):
         sim.step(1)
         fastest = max(fastest, np.abs(sim.qvel).max())
     assert fastest < 1e-9
     assert abs(sim.qpos[0] - x) < 1e-9
+
+
+def assert_at_rest(sim, seconds: float) -> None:
+    """Still over ``seconds`` more (``assert_still``), and the floor carrying the weight (the contacts' mean normal
+    forces, to 1e-9 of it)."""
+    assert_still(sim, int(round(seconds / sim.dt)))
     contacts = sim.contacts()
     assert len(contacts) >= 2  # a foot each at least
     assert sum(c.normal_force for c in contacts) == pytest.approx(MASS * G, rel=1e-9)
@@ -51,7 +57,6 @@ def test_legs_held_at_their_limits_stand_still(dt):
     assert_at_rest(sim, 1.0)
 
 
-
 @pytest.mark.parametrize("scene", ["hopper.xml", "walker2d.xml"])
 def test_gymnasiums_hopper_and_walker_lie_still_once_fallen(scene):
     """Gymnasium's hopper and walker (limited hinges) released at their own dt of 2 ms topple and come to rest on the
@@ -60,10 +65,4 @@ def test_gymnasiums_hopper_and_walker_lie_still_once_fallen(scene):
     sim = mechgym.load((Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / scene).read_text(),
                        backend="mechgym")
     sim.step(6000)
-    x = sim.qpos[0]
-    fastest = 0.0
-    for _ in range(500):
-        sim.step(1)
-        fastest = max(fastest, np.abs(sim.qvel).max())
-    assert fastest < 1e-9
-    assert abs(sim.qpos[0] - x) < 1e-9
+    assert_still(sim, 500)
