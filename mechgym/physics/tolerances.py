@@ -161,6 +161,17 @@ BLOCKED = 1e-10
 # count: sweeps on the bodies before a set still unconverged goes on in contact space: a sweep on the bodies costs a
 # few microseconds per contact whatever it gains, one in contact space 3m multiply-adds per impulse change
 DENSE_AFTER = 2
+# count: a direct solution in contact space whose constraint rows then miss their tolerance (equality rows 1e-12 to
+# 1e-10 m/s off, against 1e-13, where the joints nearly lock a contact's directions: a chain's sphere pressed by a
+# motor against its first link, random scene 1955, D of eigenvalues 1e-8 and 35 m/s per N s) is corrected by
+# the rows' sweep and the sweeps on the bodies go on from there; if they have not converged DENSE_RETRY_AFTER sweeps
+# later the set is solved directly again (``contact.solve._converge``), at most this many times. In scene 1955 the
+# sweeps never converged (1e5 of them, in every part of the step down to dt / 1024); the rounds of a direct solve and
+# the rows' exact correction met both tolerances within one to seven rounds in most solves, and where eight missed,
+# the step's parts did
+DENSE_RETRIES = 8
+# count: see DENSE_RETRIES; as VELOCITY_SLOW_SWEEPS, so that sweeps which converge in their first thousand go their way
+DENSE_RETRY_AFTER = 1000
 # count (contacts): touching contacts at most in an island that the velocity solve takes to contact space: a pile of
 # boxes in a bin makes islands of 40-60 (64 boxes), which the sweeps on the bodies alone could not converge. The
 # matrices are sized per scene, DENSE_PER_BODY contacts per body and at least DENSE_LEAST (a 96 x 96 matrix), so

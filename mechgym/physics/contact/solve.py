@@ -22,6 +22,8 @@ from ..linalg import cholesky_solve, ridge_cholesky
 from ..state import kinetic_energy, tensor_spin
 from ..tolerances import (
     DENSE_AFTER,
+    DENSE_RETRIES,
+    DENSE_RETRY_AFTER,
     INEXACT_VELOCITY,
     MAX_SWEEPS,
     OPEN_CONTACTS,
@@ -398,15 +400,21 @@ def _converge(linkage, bodies, state, world, contacts, scratch, work, joined, lo
     SLOW_VELOCITY counts as converged. A set still unconverged after DENSE_AFTER sweeps is solved in contact space
     (``_dense``); when that ends at a direct solution and the rows meet their tolerance, the solve is done (the
     sweeps on the bodies would not confirm a solution found by Newton's method: ``dense._solve_directly``; in a part
-    of h / 2**CONTACT_SUBDIVISION or shorter the rows may take one correction first, ``_rows_met``)."""
+    of h / 2**CONTACT_SUBDIVISION or shorter the rows may take one correction first, ``_rows_met``). Where the rows
+    miss it, their sweep corrects them and the sweeps go on; those still unconverged DENSE_RETRY_AFTER sweeps later
+    are solved directly again, up to DENSE_RETRIES times."""
     rows, solver = linkage.rows, linkage.solver
     constrained = rows.kind.size > 0
+    dense_at, retries = DENSE_AFTER, 0
     for sweep in range(MAX_SWEEPS):
-        if sweep == DENSE_AFTER or (sweep == 0 and scratch.dense_ready[0]):  # (ready: an earlier iterate's)
-            if (_dense(linkage, bodies, state, world, contacts, scratch, work, joined, lo, hi)
-                    and scratch.dense_direct[0] and (not constrained or _rows_met(rows, bodies, solver, state, world,
-                                                                                    work, scratch.inexact[0]))):
-                return sweep + 1
+        if sweep == dense_at or (sweep == 0 and scratch.dense_ready[0]):  # (ready: an earlier iterate's)
+            solved = _dense(linkage, bodies, state, world, contacts, scratch, work, joined, lo, hi)
+            if solved and scratch.dense_direct[0]:
+                if not constrained or _rows_met(rows, bodies, solver, state, world, work, scratch.inexact[0]):
+                    return sweep + 1
+                if retries < DENSE_RETRIES:
+                    retries += 1
+                    dense_at = sweep + DENSE_RETRY_AFTER
         worst = contact_sweep(linkage, bodies, state, world, contacts, scratch, work, joined, lo, hi)
         rows_worst = projection_sweep(rows, bodies, state, world, work) if constrained else 0.0
         settled = worst <= VELOCITY_TOLERANCE or (sweep >= VELOCITY_SLOW_SWEEPS and worst <= SLOW_VELOCITY)
