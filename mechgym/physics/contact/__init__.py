@@ -31,8 +31,8 @@ One step of length h (``step.advance`` runs these among its own stages when the 
                  velocities and momenta are left alone; in passes, the contacts of the bodies a
                  pass moved by more than the margin found again at their new poses        (this module)
   join_near      open contacts with static geometry that the correction pushed, or open by at most
-                 RESTING_TOUCH beside touching ones, join the velocity solve as touching
-                 when they close slowly                                                   (this module)
+                 RESTING_TOUCH beside touching ones or after pushing in the opening kick, join the
+                 velocity solve as touching when they close slowly                        (this module)
   closing kick   v += h/2 (g + F/m)                                                     (step.py)
   solve_contacts projected Gauss-Seidel on the rows to tolerance, island by island (impacts: compression,
                  rebound, final inelastic stage); reaction forces                          (this module)
@@ -97,15 +97,16 @@ by how far the bodies' turns can move their points in the step (h w reach), so t
 rocking on one corner is in the set: the position correction may not dig it in, and it joins the impact when
 its gap closes within the step. An impact approaching no faster than VELOCITY_TOLERANCE is a resting contact.
 
-Near contacts (``join_near``). The position correction keeps every contact of the set out of penetration, the
-open ones too, and may have to push an open one (lambda > 0): its linearised gap is then 0, in touch. Such a
-contact of a body with static geometry, or one open by at most RESTING_TOUCH (1e-6 m) on a body that touches
-elsewhere, joins the velocity solve as touching when it closes no faster than a resting contact forms
-(u_end <= |g| h, on bodies without an impact). Without it a resting box that a step turned slightly keeps some
-corners open by the second order of the turn (1e-7-4e-7 m for the 5 cm cube at 5 and 20 ms) and rocks in a
-cycle of two or three steps: gravity's closing kick tips it about the corners that touch, and the next drift
-digs the others in. A near contact that pushes carries its mean force on like a touching one; one that does not
-leaves the touching set after the solve. A box may so rest with a corner up to RESTING_TOUCH off its support.
+Near contacts (``join_near``). The position correction keeps every contact of the set out of penetration, the open ones
+too, and may have to push an open one (lambda > 0): its linearised gap is then 0, in touch. Such a contact of a body
+with static geometry, or one open by at most RESTING_TOUCH (1e-6 m) on a body that touches elsewhere or that pushed in
+the step's opening kick, joins the velocity solve as touching when it closes no faster than a resting contact forms
+(u_end <= |g| h, on bodies without an impact). Without it a resting box that a step turned slightly keeps some corners
+open by the second order of the turn (1e-7-4e-7 m for the 5 cm cube at 5 and 20 ms) and rocks in a cycle of two or three
+steps: gravity's closing kick tips it about the corners that touch, and the next drift digs the others in; a body on
+sprung legs, both feet lifted so by a drift that flexed the legs, falls for a step and hops. A near contact that pushes
+carries its mean force on like a touching one; one that does not leaves the touching set after the solve. A box may so
+rest with a corner up to RESTING_TOUCH off its support.
 
 Passes of the correction (``correct_positions``). A pass that moves a body by more than MARGIN may bring it into
 contact with geometry that was not in the set (a plate that the ball hitting it drives into a wall within the step),

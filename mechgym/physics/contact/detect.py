@@ -582,18 +582,19 @@ def _beside_touching(contacts, base, end, i):
 
 @kernel(inline=True)
 def join_near(bodies, env, state, world, h, vel0, momentum0, contacts, scratch):
-    """After ``position.correct_positions`` (the contacts that pushed in it in ``scratch.pressed``), open contacts of
-    a body with static geometry that join the velocity solve as touching, when they close no faster than a resting
-    contact forms (u_end <= |g| h, ``resting_speed``) on a body without an impact in this step: one that the
-    correction pushed (lambda > 0: its linearised gap is now 0), and one open by no more than RESTING_TOUCH on a body
-    that touches elsewhere. A box resting on some of its corners after a step that turned it slightly (a rocking
-    landing, set level by the correction, or an unbalanced warm start) has the others open by the second order of the
-    turn (1e-7-4e-7 m for the 5 cm cube at 5 and 20 ms); without them in the solve, the closing kick's gravity tips
-    the box about the corners that touch, the next drift digs the others in, and the box rocks in a cycle of two or
-    three steps that never comes to rest. (A body on a single contact that opens falls freely and lands again: it
-    tips about nothing.) Contacts between two moving bodies (a stack, a card squeezed between servoed pads) are left
-    as they were: the cycle was seen on fixed supports, and near contacts between moving bodies are untested. A near
-    contact that ends the solve without pushing leaves the touching set (``solve.settle_contacts``)."""
+    """After ``position.correct_positions`` (the contacts that pushed in it in ``scratch.pressed``), open contacts of a
+    body with static geometry that join the velocity solve as touching, when they close no faster than a resting contact
+    forms (u_end <= |g| h, ``resting_speed``) on a body without an impact in this step: one that the correction pushed
+    (lambda > 0: its gap is now 0), and one open by no more than RESTING_TOUCH on a body that touches elsewhere or that
+    carried load into the step (it pushed in the opening kick, ``carried_load``). A box resting on some of its corners
+    after a step that turned it slightly (a rocking landing, set level by the correction, or an unbalanced warm start)
+    has the others open by the second order of the turn (1e-7-4e-7 m for the 5 cm cube at 5 and 20 ms); without them in
+    the solve, the closing kick's gravity tips the box about the corners that touch, the next drift digs the others in,
+    and the box rocks in a cycle of two or three steps that never comes to rest. A body on sprung legs had both feet
+    open by 2e-7 m after a drift that flexed the legs, fell freely for the step and landed 0.5 mm deep, hopping for
+    ever. Contacts between two moving bodies (a stack, a card squeezed between servoed pads) are left as they were: the
+    cycle was seen on fixed supports, and near contacts between moving bodies are untested. A near contact that ends the
+    solve without pushing leaves the touching set (``solve.settle_contacts``)."""
     capacity = contacts.prev_geom1.size // contacts.count.size
     base = world * capacity
     end = base + min(contacts.count[world], capacity)
@@ -602,7 +603,8 @@ def join_near(bodies, env, state, world, h, vel0, momentum0, contacts, scratch):
         if contacts.active[i] or (contacts.body_a[i] >= 0 and contacts.body_b[i] >= 0):
             continue
         pressed = scratch.pressed[i - base]
-        if not (pressed or (contacts.dist[i] <= RESTING_TOUCH and _beside_touching(contacts, base, end, i))):
+        if not (pressed or (contacts.dist[i] <= RESTING_TOUCH
+                            and (scratch.resting_open[i - base] or _beside_touching(contacts, base, end, i)))):
             continue
         u_end = _free_approach(bodies, env, state, world, h, vel0, momentum0, contacts, i, scratch)[1]
         if u_end <= limit and not beside_impact(contacts, base, end, i):

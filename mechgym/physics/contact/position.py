@@ -28,6 +28,7 @@ from ..tolerances import (
     POSITION_SLOW_SWEEPS,
     POSITION_TOLERANCE,
     PUSHING_GAP,
+    RESTING_TOUCH,
     SLOW_GAIN,
     SLOW_GAP,
     TOUCH,
@@ -35,8 +36,8 @@ from ..tolerances import (
 from ..vectors import mul, normalize
 from .detect import moved_bodies, recheck_contacts
 from .islands import find_islands, sweeps_before_direct
-from .joined import contacts_touch_rows, factor_rows, join_rows, solve_factored
-from .sets import row_change
+from .joined import contacts_touch_rows, factor_rows, join_rows, solve_factored, touches_rows
+from .sets import beside_impact, carried_load, row_change
 
 
 @kernel(inline=True)
@@ -80,23 +81,28 @@ def add_response(rows, bodies, spin, motion, a, b, row, amount, mobility, joined
 
 @kernel(inline=True)
 def correct_positions(geoms, linkage, bodies, state, world, contacts, scratch, work, joined, halvable):
-    """Remove penetration without touching velocities or momenta (``_correct``), in passes: after a pass that
-    moved a body by more than MARGIN (``detect.moved_bodies``; after the first pass also the bodies whose gaps
-    ``find_contacts`` carried over a large turn, ``scratch.stale``) every contact's gap is set to its linearised
-    value after the pass and the contacts of the moved bodies are found again at their new poses
-    (``detect.recheck_contacts``), and while one of them is still below its gap target by more than TOUCH (a body
-    the correction pushed into something that was not in the set: a plate driven into a wall by the ball that hit
-    it; a body turned by a large angle, whose linearised correction misses the true gap at second order) the
-    correction runs again from there, up to POSITION_PASSES. ``scratch.pressed`` marks the contacts that pushed
-    in any pass. ``halvable``: the step is longer than h / 2**CONTACT_SUBDIVISION (``step._subdivided_step``); it
-    then fails where a pass would turn a body by more than CORRECTION_TURN, and where a contact that a recheck
-    brought into the set has to be pushed (a second impact inside the step: the plate that the ball drives into the
-    wall), so that its parts meet the impacts one at a time. Returns the sweeps used, -1 if a pass did not converge, the
-    last left a contact deeper than MARGIN or (``halvable``) as above, -2 if the contact set or the broad phase
-    overflowed."""
+    """Remove penetration without touching velocities or momenta (``_correct``), in passes: after a pass that moved a
+    body by more than MARGIN (``detect.moved_bodies``; after the first pass also the bodies whose gaps ``find_contacts``
+    carried over a large turn, ``scratch.stale``) every contact's gap is set to its linearised value after the pass and
+    the contacts of the moved bodies are found again at their new poses (``detect.recheck_contacts``), and while one of
+    them is still below its gap target by more than TOUCH (a body the correction pushed into something that was not in
+    the set: a plate driven into a wall by the ball that hit it; a body turned by a large angle, whose linearised
+    correction misses the true gap at second order), or one that the passes pushed is above it by more than TOUCH
+    (``_pulled``), the correction runs again from there, up to POSITION_PASSES: Newton's method on the true gaps,
+    each pass free to take back part of the earlier passes' push (``scratch.pushed``: their multipliers summed, which
+    with the pass's own stay >= 0). A pushed contact so ends on its target, where one pass left it open by the second
+    order of its move and the next step let the body fall (a body on sprung legs, a foot landing 1 mm deep: lifted 4 um
+    off the floor, it hopped from foot to foot for ever). ``scratch.pressed`` marks the contacts that pushed in any
+    pass. ``halvable``: the step is longer than h / 2**CONTACT_SUBDIVISION (``step._subdivided_step``); it then fails
+    where a pass would turn a body by more than CORRECTION_TURN, and where a contact that a recheck brought into the set
+    has to be pushed (a second impact inside the step: the plate that the ball drives into the wall), so that its parts
+    meet the impacts one at a time. Returns the sweeps used, -1 if a pass did not converge, the last left a contact
+    deeper than MARGIN or (``halvable``) as above, -2 if the contact set or the broad phase overflowed."""
     capacity = contacts.prev_geom1.size // contacts.count.size
     base = world * capacity
     scratch.pressed[:] = False
+    scratch.pushed[:] = 0.0
+    _mark_pullable(linkage.rows, contacts, scratch, base, base + min(contacts.count[world], capacity))
     total, deepest = 0, 0.0
     for p in range(POSITION_PASSES):
         _copy_poses(state.com[world], state.quat[world], scratch.com_before, scratch.quat_before)
@@ -106,7 +112,8 @@ def correct_positions(geoms, linkage, bodies, state, world, contacts, scratch, w
         total += sweeps
         count = min(contacts.count[world], capacity)
         for c in range(count):
-            scratch.pressed[c] = scratch.pressed[c] or scratch.lam[c] > 0.0
+            scratch.pushed[c] += scratch.lam[c]
+            scratch.pressed[c] = scratch.pressed[c] or scratch.pushed[c] > 0.0
         moved = moved_bodies(geoms, scratch, MARGIN)
         if p == 0:
             moved = _add_stale(scratch) or moved
@@ -121,9 +128,56 @@ def correct_positions(geoms, linkage, bodies, state, world, contacts, scratch, w
             return -2
         if halvable and _pushes_new(contacts, world, count):
             return -1
-        if deepest <= TOUCH:
+        if deepest <= TOUCH and not _any_pulled(contacts, scratch, base, count):
             return total
     return total if deepest <= MARGIN else -1
+
+
+@kernel(inline=True)
+def _mark_pullable(rows, contacts, scratch, base, end):
+    """``scratch.pullable``: the contacts in [base, end) of a body that a row acts on with static geometry; of them,
+    ``scratch.resting_open``: those open by more than TOUCH and at most RESTING_TOUCH after the drift that pushed in
+    the opening kick (``sets.carried_load``), on a body without an impact in this step. The correction of a jointed
+    body turns its joints, and leaves a pushed contact open by the second order of the turn, which a later pass takes
+    back; a resting foot on a flexing leg drifts open by the second order of the flexing, step after step, until it
+    leaves RESTING_TOUCH and the body falls for a step: the correction pulls it shut. Without either a body on sprung
+    legs hopped from foot to foot for ever."""
+    for i in range(base, end):
+        c = i - base
+        scratch.pullable[c] = ((contacts.body_a[i] < 0 or contacts.body_b[i] < 0)
+                               and touches_rows(rows, contacts.body_a[i], contacts.body_b[i]))
+        scratch.resting_open[c] = (scratch.pullable[c] and TOUCH < contacts.dist[i] <= RESTING_TOUCH
+                                   and carried_load(contacts, i) and not beside_impact(contacts, base, end, i))
+
+
+@kernel(inline=True)
+def _floor(contacts, scratch, i, c):
+    """The lower bound of contact i's (the world's c-th) multiplier in the current pass (kg m): 0, but for a
+    ``scratch.pullable`` contact minus what the earlier passes pushed it (``scratch.pushed``), and if it is
+    ``scratch.resting_open`` RESTING_TOUCH lower still (over its coupling k = J W J^T, 1/kg)."""
+    if not scratch.pullable[c]:
+        return 0.0
+    floor = -scratch.pushed[c]
+    if scratch.resting_open[c]:
+        floor -= RESTING_TOUCH / contacts.coupling[i, 0, 0]
+    return floor
+
+
+@kernel(inline=True)
+def _pulled(contacts, scratch, i, c):
+    """Contact i (the world's c-th) is above its gap target by more than TOUCH where the next pass may pull it back:
+    a ``scratch.pullable`` one that earlier passes pushed, or one ``scratch.resting_open``."""
+    return (scratch.pullable[c] and (scratch.pushed[c] > 0.0 or scratch.resting_open[c])
+            and contacts.dist[i] > contacts.gap_target[i] + TOUCH)
+
+
+@kernel(inline=True)
+def _any_pulled(contacts, scratch, base, count):
+    """Whether one of the world's ``count`` contacts is ``_pulled``."""
+    for c in range(count):
+        if _pulled(contacts, scratch, base + c, c):
+            return True
+    return False
 
 
 @kernel(inline=True)
@@ -165,7 +219,7 @@ def _correct(linkage, bodies, state, world, contacts, scratch, work, joined):
     """One pass of the position correction: remove penetration without touching velocities or momenta: find
     the pose changes (dx, dtheta) = W J^T lambda that bring every touching contact's linearised gap
     dist + J_n (dx, dtheta)  up to its target (0, or an impact's rebound gap, dropped where the gaps conflict:
-    ``_drop_rebound_gaps``; lambda_n >= 0) by
+    ``_drop_rebound_gaps``; lambda_n >= 0 summed with the earlier passes' ``scratch.pushed``) by
     projected Gauss-Seidel on the normals found after the drift (or at a swept body's first-touch pose), then
     move the centres by dx and turn the frames by dtheta (q <- exp(dtheta) q, world frame); converged when no
     sweep moves a gap by more than POSITION_TOLERANCE, when a direct step (every POSITION_DIRECT_EVERY sweeps,
@@ -192,8 +246,10 @@ def _correct(linkage, bodies, state, world, contacts, scratch, work, joined):
     base = world * capacity
     count = min(contacts.count[world], capacity)
     needed = False
-    for i in range(base, base + count):
+    for c in range(count):
+        i = base + c
         needed = needed or (contacts.active[i] and contacts.dist[i] < contacts.gap_target[i])
+        needed = needed or _pulled(contacts, scratch, i, c)
     joined.held[:] = 0.0
     for _ in range(linkage.rows.kind.size + 1):  # (each rerun holds one more row)
         scratch.displacement[:] = 0.0
@@ -290,7 +346,7 @@ def _correct_island(linkage, bodies, state, world, contacts, scratch, work, join
                 continue
             a, b, row = contacts.body_a[i], contacts.body_b[i], contacts.rows[i, 0]
             gap = contacts.dist[i] + row_change(displacement, a, b, row)
-            new = max(0.0, scratch.lam[c] + (contacts.gap_target[i] - gap) / k)
+            new = max(_floor(contacts, scratch, i, c), scratch.lam[c] + (contacts.gap_target[i] - gap) / k)
             change = new - scratch.lam[c]
             if change == 0.0:
                 continue
@@ -363,7 +419,9 @@ def _build_matrix(linkage, bodies, state, world, contacts, scratch, work, joined
 @kernel(inline=True)
 def _direct_step(linkage, bodies, state, world, contacts, scratch, work, joined, lo, hi, tolerance):
     """The gaps are linear in the multipliers, gap = dist + D lambda, D symmetric positive semidefinite, so the
-    correction is the linear complementarity problem lambda >= 0, gap - target >= 0, lambda (gap - target) = 0,
+    correction is the linear complementarity problem lambda >= 0, gap - target >= 0, lambda (gap - target) = 0
+    (lambda: the pass's multipliers and the earlier passes' ``scratch.pushed`` summed, gap = dist + D (lambda -
+    pushed)),
     solved here directly (``linalg.proximal_lcp``: D is singular where four coplanar corners of a face push, four
     normals and three motions, and nearly so for a squeezed card) to ``tolerance`` (m), from the sweeps'
     multipliers and, if that fails, from zero (a pad 5 mm into the card's edge: the iterations from the sweeps'
@@ -381,12 +439,14 @@ def _direct_step(linkage, bodies, state, world, contacts, scratch, work, joined,
         i = scratch.island_members[lo + member]
         if contacts.coupling[i, 0, 0] > 0.0:
             unknowns[n] = member
-            multiplier[n] = scratch.lam[i - base]
+            multiplier[n] = scratch.lam[i - base] - _floor(contacts, scratch, i, i - base)
             target[n] = contacts.dist[i] - contacts.gap_target[i]
             n += 1
     for e in range(n):
         for f in range(n):
             system[e, f] = matrix[unknowns[e], unknowns[f]]
+            j = scratch.island_members[lo + unknowns[f]]
+            target[e] += system[e, f] * _floor(contacts, scratch, j, j - base)
     if n == 0:
         return False
     if proximal_lcp(system, n, target, multiplier, scratch.kinds, scratch.system_vectors[2:], scratch.factor,
@@ -399,12 +459,13 @@ def _direct_step(linkage, bodies, state, world, contacts, scratch, work, joined,
     for e in range(n):
         i = scratch.island_members[lo + unknowns[e]]
         c = i - base
-        change = multiplier[e] - scratch.lam[c]
+        lam = multiplier[e] + _floor(contacts, scratch, i, c)
+        change = lam - scratch.lam[c]
         if change != 0.0:
             add_response(linkage.rows, bodies, scratch.spin, scratch.displacement, contacts.body_a[i],
                          contacts.body_b[i], contacts.rows[i, 0], change, work.mobility, joined,
                          joined.response[c, 0])
-        scratch.lam[c] = multiplier[e]
+        scratch.lam[c] = lam
     return True
 
 
@@ -421,7 +482,7 @@ def _within(contacts, world, scratch, slack, lo, hi):
         if not contacts.coupling[i, 0, 0] > 0.0:
             continue
         gap = contacts.dist[i] + row_change(displacement, contacts.body_a[i], contacts.body_b[i], contacts.rows[i, 0])
-        if gap < contacts.gap_target[i] - slack or (scratch.lam[c] > 0.0
+        if gap < contacts.gap_target[i] - slack or (scratch.lam[c] > _floor(contacts, scratch, i, c)
                                                     and gap > contacts.gap_target[i] + PUSHING_GAP):
             return False
     return True

@@ -159,7 +159,12 @@ class Scratch(NamedTuple):
     # (B, 6) position correction: dx (m), dtheta (rad); outside it, the bodies' (v, L) kept for a trial
     # (solve._keep_motion)
     displacement: np.ndarray
-    lam: np.ndarray  # (C,) position-correction multipliers
+    lam: np.ndarray  # (C,) position-correction multipliers of the current pass
+    pushed: np.ndarray  # (C,) the position correction's multipliers of the passes before the current one, summed
+    pullable: np.ndarray  # (C,) bool: the position correction may pull it (contact.position)
+    # (C,) bool: open after the drift by at most RESTING_TOUCH, it pushed in the opening kick: the position correction
+    # pulls it shut, and it joins the velocity solve (contact.position)
+    resting_open: np.ndarray
     pressed: np.ndarray  # (C,) bool: the contact pushed in some pass of this step's position correction
     moved: np.ndarray  # (B,) bool: the position correction moved the body by more than the margin
     stale: np.ndarray  # (B,) bool: the body's gaps were carried from an earlier pose of the drift over a turn whose
@@ -221,7 +226,9 @@ class Scratch(NamedTuple):
                        np.arange(geoms, dtype=np.int64), np.zeros(1, dtype=np.int64),
                        np.zeros((pairs, 2), dtype=np.int64), np.zeros((MAX_CONTACTS, 3)),
                        np.zeros((MAX_CONTACTS, 3)), np.zeros(MAX_CONTACTS), np.zeros(MAX_CONTACTS, dtype=np.int64),
-                       np.zeros(bodies), np.zeros((bodies, 6)), np.zeros(capacity), np.zeros(capacity, dtype=np.bool_),
+                       np.zeros(bodies), np.zeros((bodies, 6)), np.zeros(capacity), np.zeros(capacity),
+                       np.zeros(capacity, dtype=np.bool_), np.zeros(capacity, dtype=np.bool_),
+                       np.zeros(capacity, dtype=np.bool_),
                        np.zeros(bodies, dtype=np.bool_), np.zeros(bodies, dtype=np.bool_), np.zeros((bodies, 3)),
                        np.zeros((bodies, 4)),
                        np.zeros(1, dtype=np.int64),
@@ -331,6 +338,14 @@ def shares_body(contacts, i, j):
         if body >= 0 and (body == contacts.body_a[j] or body == contacts.body_b[j]):
             return True
     return False
+
+
+@kernel(inline=True)
+def carried_load(contacts, i):
+    """Whether contact i pushed along its normal in this step's opening kick (its warm start, ``contacts.opened``)."""
+    row = contacts.rows[i, 0]
+    return (row[LIN_B] * contacts.opened[i, 0] + row[LIN_B + 1] * contacts.opened[i, 1]
+            + row[LIN_B + 2] * contacts.opened[i, 2]) > 0.0
 
 
 @kernel

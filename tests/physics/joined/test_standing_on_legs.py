@@ -57,12 +57,42 @@ def test_legs_held_at_their_limits_stand_still(dt):
     assert_at_rest(sim, 1.0)
 
 
+@pytest.mark.parametrize(("stiffness", "dt"), [(60, 0.01), (60, 0.002), (1000, 0.01)])
+def test_legs_on_springs_come_to_rest(stiffness, dt):
+    """Each leg on a damped spring (60 or 1000 N m/rad, 1.5 N m s/rad), free to flex. Two ways the body hopped from
+    foot to foot for ever (7-8 cm/s sideways): the position correction of a 1 mm landing, turning the legs, left the
+    foot 4 um open by its second order; and a drift that flexed the legs left both feet open by 2e-7 m, where no foot
+    touched to hold the other, so the body fell for a step and landed 0.5 mm deep (at 1000 N m/rad the feet, joined
+    to the solve while open by less than 1 um, drifted past it in three steps)."""
+    sim = mechgym.load(standing(dt, f'stiffness="{stiffness}" damping="1.5" armature="0.1"'), backend="mechgym")
+    sim.step(int(round(12.0 / dt)))
+    assert_at_rest(sim, 1.0)
+
+
+def gymnasium_scene(name: str) -> str:
+    """The MJCF text of one of Gymnasium's MuJoCo scenes (``name``: its file); the test is skipped without Gymnasium."""
+    gymnasium = pytest.importorskip("gymnasium")
+    return (Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / name).read_text()
+
+
+def test_gymnasiums_half_cheetah_settles_on_its_sprung_legs():
+    """Gymnasium's half-cheetah (sprung, damped hinges) released at its dt of 10 ms settles on its feet; it walked at
+    6 cm/s for ever (|qvel| 1.2), hopping as the sprung legs above."""
+    sim = mechgym.load(gymnasium_scene("half_cheetah.xml"), backend="mechgym")
+    sim.step(800)
+    x = sim.qpos[0]
+    fastest = 0.0
+    for _ in range(100):
+        sim.step(1)
+        fastest = max(fastest, np.abs(sim.qvel).max())
+    assert fastest < 1e-4  # decaying by about 3.7 a second: 1.4e-5 here
+    assert abs(sim.qpos[0] - x) < 1e-5
+
+
 @pytest.mark.parametrize("scene", ["hopper.xml", "walker2d.xml"])
 def test_gymnasiums_hopper_and_walker_lie_still_once_fallen(scene):
     """Gymnasium's hopper and walker (limited hinges) released at their own dt of 2 ms topple and come to rest on the
     floor: their legs lie against their limits, and 20 s on they were still creeping (|qvel| up to 5e-3 and 2e-2)."""
-    gymnasium = pytest.importorskip("gymnasium")
-    sim = mechgym.load((Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / scene).read_text(),
-                       backend="mechgym")
+    sim = mechgym.load(gymnasium_scene(scene), backend="mechgym")
     sim.step(6000)
     assert_still(sim, 500)
