@@ -411,8 +411,11 @@ def capsule_box(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_norma
       box edges (``segment_closest``). dist = |P - Q| - r, n_out = (P - Q)/|P - Q|.
       If n_out is a face normal (within PARALLEL_SINE) the capsule rests on that face: the contacts are
       the ends of the segment clipped to the face (two for a capsule lying on it, so it cannot roll about
-      the contact), see ``_capsule_on_face``. Otherwise (edge or vertex of the box) one contact, feature
-      3 region(Q) + (0: start, 1: end, 2: inside of the segment), region as in ``sphere_box``.
+      the contact), see ``_capsule_on_face``. Otherwise (edge or vertex of the box) that contact, and each
+      other end of the segment within the margin of the box (Q = clamp) is one too: a capsule lying along an
+      edge touches it at both ends, where the closest pair alone is one point, about which the capsule can turn
+      its other end into the edge unseen by the solves. Feature 3 region(Q) + (0: start, 1: end, 2: inside of
+      the segment), region as in ``sphere_box``.
     - Segment through the box (penetration deeper than r): the push-out is along a face normal only: the
       face whose clipped segment ends are least deep (the separating-axis test restricted to the box's
       face axes; an edge-edge axis could give a shallower push-out in rare poses).
@@ -460,13 +463,33 @@ def capsule_box(size1, pos1, mat1, size2, pos2, mat2, margin, out_pos, out_norma
         if abs(n_out[axis]) >= 1.0 - 0.5 * PARALLEL_SINE * PARALLEL_SINE:
             return _capsule_on_face(a, d, h, r, axis, 1.0 if n_out[axis] > 0.0 else -1.0, b, mat2, margin, out_pos,
                                     out_normal, out_dist, out_feature)
+    count = _capsule_point(P, Q, length, r, h, b, mat2, seg_feature, out_pos, out_normal, out_dist, out_feature, 0)
+    if d[0] == 0.0 and d[1] == 0.0 and d[2] == 0.0:  # (a segment of length 0 has one end)
+        return count
+    for end in range(2):
+        if end == seg_feature:
+            continue
+        x = axpy(float(end), d, a)
+        q = (clamp(x[0], -h[0], h[0]), clamp(x[1], -h[1], h[1]), clamp(x[2], -h[2], h[2]))
+        gap = norm(sub(x, q))
+        if 0.0 < gap and gap - r < margin:
+            count = _capsule_point(x, q, gap, r, h, b, mat2, end, out_pos, out_normal, out_dist, out_feature, count)
+    return count
+
+
+@kernel
+def _capsule_point(x, q, length, r, h, pos2, mat2, seg_feature, out_pos, out_normal, out_dist, out_feature, k):
+    """Write contact k of ``capsule_box``: the segment's point x against the box's point q (box coordinates,
+    |x - q| = ``length`` > 0), the normal along (q - x) in the world; ``seg_feature`` 0, 1 (its start, its end) or 2
+    (inside it). Returns k + 1."""
+    n_out = scale(sub(x, q), 1.0 / length)
     dist = length - r
     tol = 1e-9
     feature = 0
     for i in range(3):
-        digit = 0 if Q[i] <= -h[i] * (1.0 - tol) else (2 if Q[i] >= h[i] * (1.0 - tol) else 1)
+        digit = 0 if q[i] <= -h[i] * (1.0 - tol) else (2 if q[i] >= h[i] * (1.0 - tol) else 1)
         feature += digit * 3 ** i
-    p = to_world(mat2, b, axpy(0.5 * dist, n_out, Q))
-    return emit(out_pos, out_normal, out_dist, out_feature, 0, p, scale(rotate_world(mat2, n_out), -1.0), dist,
+    p = to_world(mat2, pos2, axpy(0.5 * dist, n_out, q))
+    return emit(out_pos, out_normal, out_dist, out_feature, k, p, scale(rotate_world(mat2, n_out), -1.0), dist,
                 3 * feature + seg_feature)
 

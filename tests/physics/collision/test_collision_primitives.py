@@ -263,3 +263,39 @@ def test_small_motion_keeps_feature_ids():
     first = contacts(cap, box)
     cap_moved = (CAPSULE, (0.05, 0.1, 0), (0.06, 0.04, 0.14905), rot((0.0, 1.0, 0.0), math.pi / 2 + 1e-4))
     assert sorted(contacts(cap_moved, box).feature) == sorted(first.feature) and len(first) == 2
+
+
+def _segment_pose(start, end):
+    """(half length, pos, mat) of a capsule whose axis segment runs from ``start`` to ``end`` (its local z along
+    it)."""
+    length = np.linalg.norm(end - start)
+    z = (end - start) / length
+    x = np.cross(z, [0.0, 0.0, 1.0])
+    x /= np.linalg.norm(x)
+    return 0.5 * length, 0.5 * (start + end), np.column_stack([x, np.cross(z, x), z])
+
+
+@pytest.mark.parametrize(("depths", "twist"), [((3e-5, 1e-5), 0.0), ((1e-5, 1e-5), 0.03)])
+def test_capsule_box_along_an_edge_has_both_ends_in_contact(depths, twist):
+    """A capsule lying along the box's top +x edge (along y at x = 0.3, z = 0.1), beyond it: its ends at y = -+0.1,
+    ``depths`` into the edge, seen from it at 45 -+ ``twist`` rad from the top face. Each end is a contact, with its
+    own depth and normal, where the closest pair alone gave one point, so that a capsule turning about it ran its other
+    end into the edge unseen. Twisted, the axis passes the edge closer at its middle than at its ends (r - 1e-5 times
+    cos twist, 2.2e-5 m deeper): that point is a third contact."""
+    r = 0.05
+    edge = np.array([0.3, 0.0, 0.1])
+    angles = (math.pi / 4 - twist, math.pi / 4 + twist)
+    outward = [np.array([math.cos(a), 0.0, math.sin(a)]) for a in angles]  # from the edge to each end, across it
+    ends = [edge + (0.0, y, 0.0) + (r - depth) * out
+            for y, depth, out in zip((-0.1, 0.1), depths, outward, strict=True)]
+    half, pos, mat = _segment_pose(*ends)
+    c = contacts((CAPSULE, (r, half, 0.0), pos, mat), (BOX, (0.3, 0.2, 0.1), (0.0, 0.0, 0.0), I3))
+    c = c.sorted_by(c.pos[:, 1])
+    assert len(c) == (2 if twist == 0.0 else 3)
+    for k, end in ((0, 0), (-1, 1)):
+        assert c.dist[k] == pytest.approx(-depths[end], abs=1e-15)
+        np.testing.assert_allclose(c.normal[k], -outward[end], atol=1e-12)
+        assert c.pos[k, 1] == pytest.approx((-0.1, 0.1)[end], abs=1e-12)
+    if twist > 0.0:
+        assert c.dist[1] == pytest.approx((r - 1e-5) * math.cos(twist) - r, abs=1e-15)
+        np.testing.assert_allclose(c.normal[1], -np.array([1.0, 0.0, 1.0]) / math.sqrt(2), atol=1e-12)
