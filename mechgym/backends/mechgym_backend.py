@@ -69,7 +69,7 @@ _START_ON_ROWS = Direct(start_on_rows)
 _READ = "read"  # a key of Simulator._now: the reading arrays hold the current state (step.run read it after stepping)
 
 COMPILE_NOTICE = ("mechgym: compiling the in-house engine's numba kernels (first run on this machine only; "
-                  "about a minute on 2 cores)")
+                  "about two minutes on 2 cores)")
 
 
 class _CompileNotice(event.Listener):
