@@ -58,7 +58,7 @@ from ..tolerances import (
     VELOCITY_TOLERANCE,
 )
 from ..vectors import cross
-from .sets import FILTER_PARENT, beside_impact, body_geoms_at, geom_poses, row_change, shares_body
+from .sets import FILTER_PARENT, along, beside_impact, body_geoms_at, geom_poses, row_change, shares_body
 
 
 @kernel(inline=True)
@@ -636,8 +636,7 @@ def _same_side(contacts, base, end, g1, g2, normal):
     narrow phase finds deep inside a thin geom may be given the normal of its far side."""
     for j in range(base, end):
         if contacts.geom1[j] == g1 and contacts.geom2[j] == g2:
-            row = contacts.rows[j, 0]
-            if row[LIN_B] * normal[0] + row[LIN_B + 1] * normal[1] + row[LIN_B + 2] * normal[2] < 0.0:
+            if along(normal, contacts.rows[j, 0]) < 0.0:
                 return False
     return True
 

@@ -442,11 +442,12 @@ def _direct_step(linkage, bodies, state, world, contacts, scratch, work, joined,
             multiplier[n] = scratch.lam[i - base] - _floor(contacts, scratch, i, i - base)
             target[n] = contacts.dist[i] - contacts.gap_target[i]
             n += 1
-    for e in range(n):
-        for f in range(n):
+    for f in range(n):
+        j = scratch.island_members[lo + unknowns[f]]
+        floor = _floor(contacts, scratch, j, j - base)
+        for e in range(n):
             system[e, f] = matrix[unknowns[e], unknowns[f]]
-            j = scratch.island_members[lo + unknowns[f]]
-            target[e] += system[e, f] * _floor(contacts, scratch, j, j - base)
+            target[e] += system[e, f] * floor
     if n == 0:
         return False
     if proximal_lcp(system, n, target, multiplier, scratch.kinds, scratch.system_vectors[2:], scratch.factor,

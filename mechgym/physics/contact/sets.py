@@ -340,12 +340,16 @@ def shares_body(contacts, i, j):
     return False
 
 
+@kernel
+def along(v, row):
+    """d . v for the world vector v and the direction d of a contact row (its body-b linear part)."""
+    return v[0] * row[LIN_B] + v[1] * row[LIN_B + 1] + v[2] * row[LIN_B + 2]
+
+
 @kernel(inline=True)
 def carried_load(contacts, i):
     """Whether contact i pushed along its normal in this step's opening kick (its warm start, ``contacts.opened``)."""
-    row = contacts.rows[i, 0]
-    return (row[LIN_B] * contacts.opened[i, 0] + row[LIN_B + 1] * contacts.opened[i, 1]
-            + row[LIN_B + 2] * contacts.opened[i, 2]) > 0.0
+    return along(contacts.opened[i], contacts.rows[i, 0]) > 0.0
 
 
 @kernel

@@ -40,7 +40,7 @@ from .detect import find_contacts
 from .friction import at_limit, cone_mu, disc, friction_step, normal_coupling
 from .islands import component, contact_component, find_islands
 from .joined import apply_joined, contacts_touch_rows, factor_rows, join_rows, take_acting, take_pushes
-from .sets import beside_impact
+from .sets import along, beside_impact
 
 # settle_contacts' marks of a component: an event happened there; a body of it still moves; its contacts' impulses
 # changed between the kicks but moved no body (``_split_only``)
@@ -61,7 +61,7 @@ def warm_start(bodies, state, world, h, contacts):
             continue
         for k in range(3):
             row = contacts.rows[i, k]
-            apply_impulse(bodies, state, world, contacts.body_a[i], contacts.body_b[i], row, 0.5 * h * _along(f, row))
+            apply_impulse(bodies, state, world, contacts.body_a[i], contacts.body_b[i], row, 0.5 * h * along(f, row))
 
 
 @kernel
@@ -100,7 +100,7 @@ def open_contacts(linkage, bodies, state, world, h, contacts, scratch, work, joi
             for k in range(3):
                 rate = rate_with(contacts, scratch.spin, state, world, i, contacts.rows[i, k])
                 worst = max(worst, -rate if k == 0 else abs(rate))
-                contacts.impulse[i, k] = 0.5 * h * _along(contacts.force[i], contacts.rows[i, k])
+                contacts.impulse[i, k] = 0.5 * h * along(contacts.force[i], contacts.rows[i, k])
         if worst <= VELOCITY_TOLERANCE:
             continue
         if not factored and rows.kind.size > 0 and contacts_touch_rows(rows, world, contacts, False):
@@ -157,12 +157,6 @@ def _apply_row(linkage, bodies, state, world, contacts, i, k, amount, shares, da
                      damper_shares)
 
 
-@kernel
-def _along(v, row):
-    """d . v for the world vector v and the direction d of a contact row (its body-b linear part)."""
-    return v[0] * row[LIN_B] + v[1] * row[LIN_B + 1] + v[2] * row[LIN_B + 2]
-
-
 @kernel(inline=True)
 def begin_solve(linkage, bodies, state, world, contacts, scratch, work, joined, again):
     """After the closing kick: the couplings K = J W J^T (3 x 3) of the touching contacts at the corrected
@@ -199,7 +193,7 @@ def begin_solve(linkage, bodies, state, world, contacts, scratch, work, joined, 
         _couple(rows, bodies, contacts, scratch, work.gradient, work.mobility, joined, i, i - base)
         if contacts.impact[i]:
             continue
-        p_n = max(0.0, _along(contacts.opened[i], contacts.rows[i, 0]))
+        p_n = max(0.0, along(contacts.opened[i], contacts.rows[i, 0]))
         contacts.impulse[i, 0] = p_n
         _apply_rows(linkage, bodies, state, world, contacts, i, p_n, 0.0, 0.0, work, joined)
     _carry_friction(linkage, bodies, state, world, contacts, scratch, work, joined, base,
@@ -226,7 +220,7 @@ def _opening_friction(contacts, i):
     """The tangential impulses (N s) that contact i's opening kick applied along its tangent rows, held to its
     disc at its normal start (``begin_solve``)."""
     opened, limit = contacts.opened[i], cone_mu(contacts, i) * contacts.impulse[i, 0]
-    return disc(_along(opened, contacts.rows[i, 1]), _along(opened, contacts.rows[i, 2]), limit)
+    return disc(along(opened, contacts.rows[i, 1]), along(opened, contacts.rows[i, 2]), limit)
 
 
 @kernel
@@ -715,8 +709,8 @@ def _split_only(linkage, bodies, state, world, contacts, scratch, work, joined, 
     for n in range(lo, hi):
         i = scratch.island_members[n]
         opened, rows, p = contacts.opened[i], contacts.rows[i], contacts.impulse[i]
-        _apply_rows(linkage, bodies, state, world, contacts, i, p[0] - _along(opened, rows[0]),
-                    p[1] - _along(opened, rows[1]), p[2] - _along(opened, rows[2]), work, joined)
+        _apply_rows(linkage, bodies, state, world, contacts, i, p[0] - along(opened, rows[0]),
+                    p[1] - along(opened, rows[1]), p[2] - along(opened, rows[2]), work, joined)
     moved = False
     for n in range(lo, hi):
         i = scratch.island_members[n]
