@@ -406,7 +406,7 @@ def _converge(linkage, bodies, state, world, contacts, scratch, work, joined, lo
             if solved and scratch.dense_direct[0]:
                 if not constrained or _rows_met(rows, bodies, solver, state, world, work, scratch.inexact[0]):
                     return sweep + 1
-                if retries < DENSE_RETRIES:
+                if sweep >= DENSE_AFTER and retries < DENSE_RETRIES:  # (a ready start's call: DENSE_AFTER's follows)
                     retries += 1
                     dense_at = sweep + DENSE_RETRY_AFTER
         worst = contact_sweep(linkage, bodies, state, world, contacts, scratch, work, joined, lo, hi)
