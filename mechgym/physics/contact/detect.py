@@ -58,7 +58,18 @@ from ..tolerances import (
     VELOCITY_TOLERANCE,
 )
 from ..vectors import cross
-from .sets import FILTER_PARENT, along, beside_impact, body_geoms_at, geom_poses, row_change, shares_body
+from .sets import (
+    FILTER_PARENT,
+    IMPACTS,
+    TOUCHING,
+    add_at_bodies,
+    along,
+    beside,
+    body_geoms_at,
+    count_at_bodies,
+    geom_poses,
+    row_change,
+)
 
 
 @kernel(inline=True)
@@ -407,37 +418,53 @@ def _event(contacts, world, first, time, g1, g2, speed):
 
 
 @kernel(inline=True)
+def _chain_previous(contacts, base, count, head, following):
+    """Link the previous step's contacts [base, base + count) into one chain per geom2, in ascending index: ``head``
+    (G,) each geom's first, ``following`` (C,) each contact's next (at j - base), -1 ending a chain."""
+    for g in range(head.size):
+        head[g] = -1
+    for j in range(base + count - 1, base - 1, -1):
+        following[j - base] = head[contacts.prev_geom2[j]]
+        head[contacts.prev_geom2[j]] = j
+
+
+@kernel(inline=True)
 def _match(contacts, world, scratch):
     """scratch.match[c] = the predecessor of contact c of world ``world`` in the previous step's set (flat index),
     or -1, one to one: first the contact of the same geom pair with the same feature id, then, for the rest (a
     clipping label can change with round-off where edges of the two geoms coincide, as in a stack of equal
     boxes), the nearest unclaimed one of the pair within MATCH_RADIUS. A predecessor claimed twice would
-    carry its force into the next step twice. Claimed predecessors get prev_geom1 = -1."""
+    carry its force into the next step twice. Claimed predecessors get prev_geom1 = -1. The candidates are those of
+    the contact's geom2 (``_chain_previous``), in ascending index."""
     capacity = contacts.prev_geom1.size // contacts.count.size
     base = world * capacity
     count = min(contacts.count[world], capacity)
+    head, following = scratch.chain_head, scratch.chain_next
+    _chain_previous(contacts, base, contacts.prev_count[world], head, following)
     for c in range(count):
         i = base + c
         scratch.match[c] = -1
-        for j in range(base, base + contacts.prev_count[world]):
-            if (contacts.prev_geom1[j] == contacts.geom1[i] and contacts.prev_geom2[j] == contacts.geom2[i]
-                    and contacts.prev_feature[j] == contacts.feature[i]):
+        j = head[contacts.geom2[i]]
+        while j >= 0:
+            if contacts.prev_geom1[j] == contacts.geom1[i] and contacts.prev_feature[j] == contacts.feature[i]:
                 scratch.match[c] = j
                 contacts.prev_geom1[j] = -1
                 break
+            j = following[j - base]
     for c in range(count):
         i = base + c
         if scratch.match[c] >= 0:
             continue
         best = MATCH_RADIUS * MATCH_RADIUS
-        for j in range(base, base + contacts.prev_count[world]):
-            if contacts.prev_geom1[j] != contacts.geom1[i] or contacts.prev_geom2[j] != contacts.geom2[i]:
-                continue
-            d = 0.0
-            for k in range(3):
-                d += (contacts.prev_point[j, k] - contacts.point[i, k]) ** 2
-            if d < best:
-                scratch.match[c], best = j, d
+        j = head[contacts.geom2[i]]
+        while j >= 0:
+            if contacts.prev_geom1[j] == contacts.geom1[i]:
+                d = 0.0
+                for k in range(3):
+                    d += (contacts.prev_point[j, k] - contacts.point[i, k]) ** 2
+                if d < best:
+                    scratch.match[c], best = j, d
+            j = following[j - base]
         if scratch.match[c] >= 0:
             contacts.prev_geom1[scratch.match[c]] = -1
 
@@ -554,30 +581,23 @@ def _join_closing_contacts(bodies, env, state, world, t_end, h, vel0, momentum0,
     capacity = contacts.prev_geom1.size // contacts.count.size
     base = world * capacity
     count = min(contacts.count[world], capacity)
+    counts = scratch.body_contacts
+    count_at_bodies(contacts, base, base + count, counts)
     for i in range(base, base + count):
         if contacts.active[i]:
             continue
-        if not beside_impact(contacts, base, base + count, i):
+        if not beside(contacts, counts, i, IMPACTS):
             continue
         _, u_end = _free_approach(bodies, env, state, world, h, vel0, momentum0, contacts, i, scratch)
         if not contacts.dist[i] < u_end * h:
             continue
         contacts.active[i] = True
         contacts.impact[i] = True
+        add_at_bodies(contacts, i, counts)
         contacts.approach[i] = u_end
         contacts.rebound[i] = contacts.restitution[i] * u_end
         _event(contacts, world, first_event, t_end + contacts.dist[i] / u_end, contacts.geom1[i], contacts.geom2[i],
                u_end)
-
-
-@kernel(inline=True)
-def _beside_touching(contacts, base, end, i):
-    """Whether a contact in [base, end) other than i touches (dist <= TOUCH) a moving body that contact i touches
-    too."""
-    for j in range(base, end):
-        if j != i and contacts.active[j] and not contacts.near[j] and shares_body(contacts, i, j):
-            return True
-    return False
 
 
 @kernel(inline=True)
@@ -599,15 +619,17 @@ def join_near(bodies, env, state, world, h, vel0, momentum0, contacts, scratch):
     base = world * capacity
     end = base + min(contacts.count[world], capacity)
     limit = resting_speed(env, h)
+    counts = scratch.body_contacts  # (the contacts it makes active are near: they change no count)
+    count_at_bodies(contacts, base, end, counts)
     for i in range(base, end):
         if contacts.active[i] or (contacts.body_a[i] >= 0 and contacts.body_b[i] >= 0):
             continue
         pressed = scratch.pressed[i - base]
         if not (pressed or (contacts.dist[i] <= RESTING_TOUCH
-                            and (scratch.resting_open[i - base] or _beside_touching(contacts, base, end, i)))):
+                            and (scratch.resting_open[i - base] or beside(contacts, counts, i, TOUCHING)))):
             continue
         u_end = _free_approach(bodies, env, state, world, h, vel0, momentum0, contacts, i, scratch)[1]
-        if u_end <= limit and not beside_impact(contacts, base, end, i):
+        if u_end <= limit and not beside(contacts, counts, i, IMPACTS):
             contacts.active[i] = True
             contacts.near[i] = True
 

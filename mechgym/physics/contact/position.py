@@ -37,7 +37,7 @@ from ..vectors import mul, normalize
 from .detect import moved_bodies, recheck_contacts
 from .islands import find_islands, sweeps_before_direct
 from .joined import contacts_touch_rows, factor_rows, join_rows, solve_factored, touches_rows
-from .sets import beside_impact, carried_load, row_change
+from .sets import IMPACTS, beside, carried_load, count_at_bodies, row_change
 
 
 @kernel(inline=True)
@@ -142,12 +142,14 @@ def _mark_pullable(rows, contacts, scratch, base, end):
     back; a resting foot on a flexing leg drifts open by the second order of the flexing, step after step, until it
     leaves RESTING_TOUCH and the body falls for a step: the correction pulls it shut. Without either a body on sprung
     legs hopped from foot to foot for ever."""
+    count_at_bodies(contacts, base, end, scratch.body_contacts)
     for i in range(base, end):
         c = i - base
         scratch.pullable[c] = ((contacts.body_a[i] < 0 or contacts.body_b[i] < 0)
                                and touches_rows(rows, contacts.body_a[i], contacts.body_b[i]))
         scratch.resting_open[c] = (scratch.pullable[c] and TOUCH < contacts.dist[i] <= RESTING_TOUCH
-                                   and carried_load(contacts, i) and not beside_impact(contacts, base, end, i))
+                                   and carried_load(contacts, i)
+                                   and not beside(contacts, scratch.body_contacts, i, IMPACTS))
 
 
 @kernel(inline=True)

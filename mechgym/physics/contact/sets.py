@@ -218,6 +218,11 @@ class Scratch(NamedTuple):
     # (B, 6) each body's world inverse inertia at the poses of the velocity solve (contact.solve) or of the position
     # correction's current pass (contact.position)
     spin: np.ndarray
+    # (B, 2) int64 per moving body, the contacts that touch it of each kind: active impacts (column IMPACTS) and
+    # touching, active and not near (TOUCHING) (``count_at_bodies``)
+    body_contacts: np.ndarray
+    chain_head: np.ndarray  # (max(B, G),) int64 the first contact of each chain by body or geom (-1: none)
+    chain_next: np.ndarray  # (C,) int64 the next contact on a contact's chain (-1: the last), at its world slot
 
     @staticmethod
     def empty(geoms: int, bodies: int, capacity: int = 64, pairs: int = 1024) -> Scratch:
@@ -243,7 +248,9 @@ class Scratch(NamedTuple):
                        np.zeros((size, size)), np.zeros(bodies, dtype=np.int64), np.zeros(bodies, dtype=np.int64),
                        np.zeros(capacity, dtype=np.int64), np.zeros(capacity + 1, dtype=np.int64),
                        np.zeros(bodies, dtype=np.int64), np.zeros(bodies), np.zeros((capacity, 3)),
-                       np.zeros(capacity, dtype=np.int64), np.zeros((bodies, 6)))
+                       np.zeros(capacity, dtype=np.int64), np.zeros((bodies, 6)),
+                       np.zeros((bodies, 2), dtype=np.int64), np.zeros(max(bodies, geoms), dtype=np.int64),
+                       np.zeros(capacity, dtype=np.int64))
 
 
 def contact_geoms(model: mujoco.MjModel, body_index: np.ndarray) -> Geoms:
@@ -332,15 +339,6 @@ def row_change(motion, a, b, row):
 
 
 @kernel
-def shares_body(contacts, i, j):
-    """Whether contacts i and j act on a common moving body."""
-    for body in (contacts.body_a[i], contacts.body_b[i]):
-        if body >= 0 and (body == contacts.body_a[j] or body == contacts.body_b[j]):
-            return True
-    return False
-
-
-@kernel
 def along(v, row):
     """d . v for the world vector v and the direction d of a contact row (its body-b linear part)."""
     return v[0] * row[LIN_B] + v[1] * row[LIN_B + 1] + v[2] * row[LIN_B + 2]
@@ -352,14 +350,61 @@ def carried_load(contacts, i):
     return along(contacts.opened[i], contacts.rows[i, 0]) > 0.0
 
 
-@kernel
-def beside_impact(contacts, base, end, i):
-    """Whether a contact in [base, end) other than i impacted in this step on a moving body that contact i
-    touches too."""
-    for j in range(base, end):
-        if j != i and contacts.active[j] and contacts.impact[j] and shares_body(contacts, i, j):
+# Columns of Scratch.body_contacts: the active impacts and the touching contacts (active, not near) at each body.
+IMPACTS, TOUCHING = 0, 1
+
+
+@kernel(inline=True)
+def _kinds(contacts, i):
+    """(1 if contact i is an active impact else 0, 1 if it is active and not near else 0): its counts in the columns
+    of ``Scratch.body_contacts``."""
+    return (1 if contacts.active[i] and contacts.impact[i] else 0,
+            1 if contacts.active[i] and not contacts.near[i] else 0)
+
+
+@kernel(inline=True)
+def count_at_bodies(contacts, base, end, counts):
+    """``counts`` (B, 2) (``Scratch.body_contacts``): per moving body, the contacts in [base, end) that touch it and
+    are active impacts (column IMPACTS), or active and not near (TOUCHING)."""
+    for b in range(counts.shape[0]):
+        counts[b, IMPACTS], counts[b, TOUCHING] = 0, 0
+    for i in range(base, end):
+        add_at_bodies(contacts, i, counts)
+
+
+@kernel(inline=True)
+def add_at_bodies(contacts, i, counts):
+    """Count contact i in ``counts`` (``count_at_bodies``) at its moving bodies, as it is now."""
+    impact, touching = _kinds(contacts, i)
+    for body in (contacts.body_a[i], contacts.body_b[i]):
+        if body >= 0:
+            counts[body, IMPACTS] += impact
+            counts[body, TOUCHING] += touching
+
+
+@kernel(inline=True)
+def beside(contacts, counts, i, column):
+    """Whether a contact other than i that ``counts`` (``count_at_bodies``, up to date) holds in ``column`` (IMPACTS:
+    one that impacted in this step; TOUCHING: one that touches) acts on a moving body that contact i acts on."""
+    own = _kinds(contacts, i)[column]
+    for body in (contacts.body_a[i], contacts.body_b[i]):
+        if body >= 0 and counts[body, column] > own:
             return True
     return False
+
+
+@kernel(inline=True)
+def chain_by_body(contacts, base, end, head, following):
+    """Link the contacts in [base, end) into one chain per moving body, their body b's (body a's where b is static
+    geometry), in ascending index: ``head`` (B,) each body's first contact, ``following`` (C,) each contact's next
+    (at i - base), -1 ending a chain. The contacts of i's body pair that come after i are on i's chain."""
+    for b in range(head.size):
+        head[b] = -1
+    for i in range(end - 1, base - 1, -1):
+        key = contacts.body_b[i] if contacts.body_b[i] >= 0 else contacts.body_a[i]
+        following[i - base] = head[key] if key >= 0 else -1
+        if key >= 0:
+            head[key] = i
 
 
 # Columns of the (C, HELD_INTS) / (C, HELD_FLOATS) buffers of ``keep_contacts``.

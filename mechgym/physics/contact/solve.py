@@ -40,7 +40,7 @@ from .detect import find_contacts
 from .friction import at_limit, cone_mu, disc, friction_step, normal_coupling
 from .islands import component, contact_component, find_islands
 from .joined import apply_joined, contacts_touch_rows, factor_rows, join_rows, take_acting, take_pushes
-from .sets import along, beside_impact
+from .sets import IMPACTS, along, beside, chain_by_body, count_at_bodies
 
 # settle_contacts' marks of a component: an event happened there; a body of it still moves; its contacts' impulses
 # changed between the kicks but moved no body (``_split_only``)
@@ -238,9 +238,11 @@ def _carry_friction(linkage, bodies, state, world, contacts, scratch, work, join
     Least norm: t = J^T (J J^T)^-1 w over the pair's tangent rows J (their body-b columns, or body a's where b is
     static geometry: the wrench on one body of the pair fixes it on the other), w their opening impulses' wrench,
     J J^T (6 x 6, rank 2 for one point) factored with a ridge of 1e-12 of its trace (``_least_norm_friction``).
-    Scratch: ``scratch.kinds`` marks the contacts taken (1: in the current pair, 2: done), ``scratch.factor`` and
-    ``system_vectors[0]``."""
-    normal, wrench, taken = scratch.factor, scratch.system_vectors[0], scratch.kinds
+    A pair's contacts are found on the chain of its body (``sets.chain_by_body``), not among all the world's.
+    Scratch: ``scratch.kinds`` marks the contacts taken (1: in the current pair, 2: done), ``scratch.factor``,
+    ``system_vectors[0]``, ``chain_head`` and ``chain_next``."""
+    normal, wrench, taken, following = scratch.factor, scratch.system_vectors[0], scratch.kinds, scratch.chain_next
+    chain_by_body(contacts, base, end, scratch.chain_head, following)
     for i in range(base, end):
         taken[i - base] = 0
     for i in range(base, end):
@@ -249,56 +251,62 @@ def _carry_friction(linkage, bodies, state, world, contacts, scratch, work, join
         a, b = contacts.body_a[i], contacts.body_b[i]
         column = LIN_B if b >= 0 else LIN_A
         carried = False
-        for j in range(i, end):
-            if (taken[j - base] or not contacts.active[j] or contacts.impact[j] or contacts.body_a[j] != a
-                    or contacts.body_b[j] != b):
-                continue
-            taken[j - base] = 1
-            t1, t2 = _opening_friction(contacts, j)
-            carried = carried or max(abs(t1) * contacts.coupling[j, 1, 1],
-                                     abs(t2) * contacts.coupling[j, 2, 2]) > VELOCITY_TOLERANCE
+        j = i
+        while j >= 0:
+            if (not taken[j - base] and contacts.active[j] and not contacts.impact[j] and contacts.body_a[j] == a
+                    and contacts.body_b[j] == b):
+                taken[j - base] = 1
+                t1, t2 = _opening_friction(contacts, j)
+                carried = carried or max(abs(t1) * contacts.coupling[j, 1, 1],
+                                         abs(t2) * contacts.coupling[j, 2, 2]) > VELOCITY_TOLERANCE
+            j = following[j - base]
         if carried:
-            _least_norm_friction(linkage, bodies, state, world, contacts, work, joined, taken, base, i, end, column,
-                                 normal, wrench)
-        for j in range(i, end):
+            _least_norm_friction(linkage, bodies, state, world, contacts, work, joined, taken, base, i, following,
+                                 column, normal, wrench)
+        j = i
+        while j >= 0:
             if taken[j - base] == 1:
                 taken[j - base] = 2
+            j = following[j - base]
 
 
 @kernel(inline=True)
-def _least_norm_friction(linkage, bodies, state, world, contacts, work, joined, taken, base, first, end, column,
-                         normal, wrench):
-    """``_carry_friction`` for one pair, its contacts those from ``first`` to ``end`` marked 1 in ``taken``:
+def _least_norm_friction(linkage, bodies, state, world, contacts, work, joined, taken, base, first, following,
+                         column, normal, wrench):
+    """``_carry_friction`` for one pair, its contacts those on the chain ``following`` from ``first`` marked 1 in
+    ``taken``:
     the least-norm tangential impulses with the wrench (on the body whose columns start at ``column``) of their
     opening friction, held to their discs and applied. ``normal`` (6 x 6) and ``wrench`` (6) are scratch."""
     for r in range(6):
         wrench[r] = 0.0
         for c in range(6):
             normal[r, c] = 0.0
-    for j in range(first, end):
-        if taken[j - base] != 1:
-            continue
-        t1, t2 = _opening_friction(contacts, j)
-        for k, t in ((1, t1), (2, t2)):
-            row = contacts.rows[j, k]
-            for r in range(6):
-                wrench[r] += t * row[column + r]
-                for c in range(6):
-                    normal[r, c] += row[column + r] * row[column + c]
+    j = first
+    while j >= 0:
+        if taken[j - base] == 1:
+            t1, t2 = _opening_friction(contacts, j)
+            for k, t in ((1, t1), (2, t2)):
+                row = contacts.rows[j, k]
+                for r in range(6):
+                    wrench[r] += t * row[column + r]
+                    for c in range(6):
+                        normal[r, c] += row[column + r] * row[column + c]
+        j = following[j - base]
     trace = normal[0, 0] + normal[1, 1] + normal[2, 2] + normal[3, 3] + normal[4, 4] + normal[5, 5]
     if not ridge_cholesky(normal, 6, 1e-12 * trace):
         return
     cholesky_solve(normal, 6, wrench)
-    for j in range(first, end):
-        if taken[j - base] != 1:
-            continue
-        t1, t2 = 0.0, 0.0
-        for r in range(6):
-            t1 += contacts.rows[j, 1, column + r] * wrench[r]
-            t2 += contacts.rows[j, 2, column + r] * wrench[r]
-        t1, t2 = disc(t1, t2, cone_mu(contacts, j) * contacts.impulse[j, 0])
-        contacts.impulse[j, 1], contacts.impulse[j, 2] = t1, t2
-        _apply_rows(linkage, bodies, state, world, contacts, j, 0.0, t1, t2, work, joined)
+    j = first
+    while j >= 0:
+        if taken[j - base] == 1:
+            t1, t2 = 0.0, 0.0
+            for r in range(6):
+                t1 += contacts.rows[j, 1, column + r] * wrench[r]
+                t2 += contacts.rows[j, 2, column + r] * wrench[r]
+            t1, t2 = disc(t1, t2, cone_mu(contacts, j) * contacts.impulse[j, 0])
+            contacts.impulse[j, 1], contacts.impulse[j, 2] = t1, t2
+            _apply_rows(linkage, bodies, state, world, contacts, j, 0.0, t1, t2, work, joined)
+        j = following[j - base]
 
 
 @kernel(inline=True)
@@ -373,10 +381,12 @@ def finish_solve(bodies, state, world, h, contacts, scratch):
     capacity = contacts.prev_geom1.size // contacts.count.size
     base = world * capacity
     end = base + min(contacts.count[world], capacity)
+    count_at_bodies(contacts, base, end, scratch.body_contacts)
     for i in range(base, end):
         if contacts.sliding[i] and _slip(state, world, contacts, i, scratch.spin) <= SLIP:
             contacts.sliding[i] = False
-        carried = contacts.active[i] and not contacts.impact[i] and not beside_impact(contacts, base, end, i)
+        carried = (contacts.active[i] and not contacts.impact[i]
+                   and not beside(contacts, scratch.body_contacts, i, IMPACTS))
         for j in range(3):
             contacts.force[i, j] = (_closing(contacts, i, j, contacts.opened[i, j]) if carried else 0.0) / h
 
