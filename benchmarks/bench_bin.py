@@ -1,6 +1,6 @@
 """N boxes dropped into a bin: the cost of a physics step per body as the pile grows, both backends.
 
-    python benchmarks/bench_bin.py [--sizes 8 64 256] [--seconds 0.5] [--budget 120]
+    python benchmarks/bench_bin.py [--sizes 8 64 256] [--seconds 0.5] [--budget 120] [--apart]
 
 The scene (``bin_scene``): a floor, four walls, and N 4 cm cubes of 50 g in about four layers of a square grid
 (6 cm apart, each turned a little about a random axis, seeded) that fall into a bin just wide enough for one
@@ -8,7 +8,9 @@ layer. Both backends step it at dt = 2 ms for ``--seconds`` of simulated time: t
 floor and each other, and settle into a pile. Per N: µs per step and per body on each backend and their
 ratio (mujoco's time over mechgym's, higher is better), the contacts at the end, and how the engine's run
 ended. The engine's run stops after ``--budget`` s of wall time (its figure is then over the steps it made);
-a ``SimulationError`` is reported, not raised. Not a test, nothing is asserted.
+a ``SimulationError`` is reported, not raised. ``--apart``: the N cubes rest on a floor 10 cm apart instead
+(``apart_scene``), each an island of its four corners: what the engine's cost per body is without a pile to solve.
+Not a test, nothing is asserted.
 """
 
 from __future__ import annotations
@@ -51,10 +53,19 @@ def bin_scene(n: int, seed: int = 0) -> str:
             f'<geom name="floor" type="plane" size="1 1 0.1"/>{walls}{"".join(boxes)}</worldbody></mujoco>')
 
 
-def run(n: int, backend: str, seconds: float, budget: float) -> dict[str, object]:
-    """Step the bin of ``n`` cubes on ``backend``: µs per step (the first step, which loads the compiled engine,
-    untimed), steps made, contacts at the end, outcome."""
-    sim = mechgym.load(bin_scene(n), backend=backend, dt=DT)
+def apart_scene(n: int) -> str:
+    """MJCF of a floor with ``n`` cubes resting on it, level, in a square grid 10 cm apart."""
+    k = math.ceil(math.sqrt(n))
+    boxes = "".join(f'<body name="box{i}" pos="{0.1 * (i % k):g} {0.1 * (i // k):g} {HALF:g}"><freejoint/>'
+                    f'<geom type="box" size="{HALF} {HALF} {HALF}" mass="0.05"/></body>' for i in range(n))
+    return (f'<mujoco><option timestep="{DT}"/><worldbody><geom name="floor" type="plane" size="5 5 0.1"/>{boxes}'
+            f'</worldbody></mujoco>')
+
+
+def run(n: int, backend: str, seconds: float, budget: float, scene=bin_scene) -> dict[str, object]:
+    """Step ``scene(n)`` (the bin of ``n`` cubes) on ``backend``: µs per step (the first step, which loads the compiled
+    engine, untimed), steps made, contacts at the end, outcome."""
+    sim = mechgym.load(scene(n), backend=backend, dt=DT)
     steps, outcome = round(seconds / DT), "ran"
     start = time.perf_counter()
     try:
@@ -73,17 +84,17 @@ def run(n: int, backend: str, seconds: float, budget: float) -> dict[str, object
             "outcome": outcome}
 
 
-def measure(sizes, seconds: float, budget: float = BUDGET):
+def measure(sizes, seconds: float, budget: float = BUDGET, scene=bin_scene):
     """Yield one row per N: both backends' figures."""
     for n in sizes:
         row = {"boxes": n}
         for backend in ("mechgym", "mujoco"):
-            row[backend] = run(n, backend, seconds, budget)
+            row[backend] = run(n, backend, seconds, budget, scene)
         yield row
 
 
-def print_rows(rows, seconds: float) -> None:
-    print(f"N boxes dropped into a bin, dt = {DT * 1e3:g} ms, {seconds:g} s; µs per step (per body); ratio: "
+def print_rows(rows, seconds: float, title: str = "N boxes dropped into a bin") -> None:
+    print(f"{title}, dt = {DT * 1e3:g} ms, {seconds:g} s; µs per step (per body); ratio: "
           "mujoco's time over mechgym's")
     print(f"{'N':>4s} {'mechgym':>16s} {'mujoco':>14s} {'ratio':>7s} {'contacts':>13s}  mechgym's run")
     for row in rows:
@@ -98,8 +109,10 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[8, 64, 256], help="numbers of boxes")
     parser.add_argument("--seconds", type=float, default=0.5, help="simulated time per run, s")
     parser.add_argument("--budget", type=float, default=BUDGET, help="wall-clock limit of an engine run, s")
+    parser.add_argument("--apart", action="store_true", help="cubes resting apart on a floor instead of the bin")
     args = parser.parse_args()
-    print_rows(measure(args.sizes, args.seconds, args.budget), args.seconds)
+    scene, title = (apart_scene, "N boxes resting apart") if args.apart else (bin_scene, "N boxes dropped into a bin")
+    print_rows(measure(args.sizes, args.seconds, args.budget, scene), args.seconds, title)
 
 
 if __name__ == "__main__":
