@@ -274,9 +274,8 @@ def _carry_friction(linkage, bodies, state, world, contacts, scratch, work, join
 def _least_norm_friction(linkage, bodies, state, world, contacts, work, joined, taken, base, first, following,
                          column, normal, wrench):
     """``_carry_friction`` for one pair, its contacts those on the chain ``following`` from ``first`` marked 1 in
-    ``taken``:
-    the least-norm tangential impulses with the wrench (on the body whose columns start at ``column``) of their
-    opening friction, held to their discs and applied. ``normal`` (6 x 6) and ``wrench`` (6) are scratch."""
+    ``taken``: the least-norm tangential impulses with the wrench (on the body whose columns start at ``column``) of
+    their opening friction, held to their discs and applied. ``normal`` (6 x 6) and ``wrench`` (6) are scratch."""
     for r in range(6):
         wrench[r] = 0.0
         for c in range(6):
