@@ -492,6 +492,7 @@ def _classify(bodies, env, state, world, t_end, h, vel0, momentum0, contacts, sc
             contacts.sliding[i] = contacts.prev_sliding[j]
             for k in range(3):
                 contacts.opened[i, k] = 0.5 * h * contacts.prev_force[j, k]
+        scratch.persistent[i - base] = persistent
         dist = contacts.dist[i]
         contacts.active[i] = dist <= TOUCH
         contacts.impact[i] = contacts.active[i] and not persistent
@@ -726,6 +727,7 @@ def _rest_new(contacts, scratch, i):
     """A contact that the position correction brought into the set: no impact, no warm start, gap target 0,
     touching when its gap is within TOUCH."""
     scratch.pressed[i % scratch.pressed.size] = False  # its index in the world's set
+    scratch.persistent[i % scratch.persistent.size] = False
     contacts.active[i] = contacts.dist[i] <= TOUCH
     contacts.impact[i] = False
     contacts.near[i] = False

@@ -223,6 +223,9 @@ class Scratch(NamedTuple):
     body_contacts: np.ndarray
     chain_head: np.ndarray  # (max(B, G),) int64 the first contact of each chain by body or geom (-1: none)
     chain_next: np.ndarray  # (C,) int64 the next contact on a contact's chain (-1: the last), at its world slot
+    # (C,) bool: the contact touched in the previous step too, or the set is a settled start (detect._classify); only
+    # such a contact carries its force into the next step's warm start (solve.finish_solve)
+    persistent: np.ndarray
 
     @staticmethod
     def empty(geoms: int, bodies: int, capacity: int = 64, pairs: int = 1024) -> Scratch:
@@ -250,7 +253,7 @@ class Scratch(NamedTuple):
                        np.zeros(bodies, dtype=np.int64), np.zeros(bodies), np.zeros((capacity, 3)),
                        np.zeros(capacity, dtype=np.int64), np.zeros((bodies, 6)),
                        np.zeros((bodies, 2), dtype=np.int64), np.zeros(max(bodies, geoms), dtype=np.int64),
-                       np.zeros(capacity, dtype=np.int64))
+                       np.zeros(capacity, dtype=np.int64), np.zeros(capacity, dtype=np.bool_))
 
 
 def contact_geoms(model: mujoco.MjModel, body_index: np.ndarray) -> Geoms:
