@@ -60,7 +60,7 @@ def test_beside_answers_as_a_scan_of_the_whole_set(seed):
 
 
 @pytest.mark.parametrize("seed", range(30))
-def test_a_contacts_chain_holds_every_later_contact_of_its_body_pair_in_order(seed):
+def test_a_contacts_chain_holds_every_later_contact_of_its_key_body_in_order(seed):
     """``chain_by_body``: walking from contact i visits, in ascending index, every later contact whose key body
     (body b, body a where b is static) is i's, and only those."""
     contacts, scratch, base, end = _random_set(seed)
